@@ -1,0 +1,285 @@
+// cudalings: the learner's (and the instructor's) command.
+//
+//   cudalings list                     lessons and steps, with what is done
+//   cudalings check [STEP]             check a step (the next unfinished one by default)
+//   cudalings check --all [--solutions]
+//   cudalings hint [STEP]
+//
+// Exit codes: 0 pass, 1 fail, 2 usage, 77 no GPU (it compiled; nothing else could run).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+
+#include "../core/check.h"
+#include "../core/course.h"
+#include "../core/hash.h"
+#include "../core/manifest.h"
+#include "../core/report.h"
+#include "../core/verdict.h"
+
+namespace fs = std::filesystem;
+using namespace cudalings;
+
+namespace {
+
+struct Options {
+    std::string root;
+    std::string state_dir;
+    bool json = false;
+    bool no_color = false;
+    bool all = false;
+    bool solutions = false;
+    bool no_time = false;
+    bool verbose = false;
+    std::string seed;
+    std::string step;
+};
+
+std::string tool_dir() {
+    char path[PATH_MAX];
+    ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+    if (n <= 0) return ".";
+    path[n] = '\0';
+    return fs::path(path).parent_path().string();
+}
+
+bool use_color(const Options& o) {
+    if (o.no_color || o.json) return false;
+    if (std::getenv("NO_COLOR") && *std::getenv("NO_COLOR")) return false;
+    return ::isatty(1);
+}
+
+// Resolves the course and its manifest; prints why not and returns false when it cannot.
+bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest) {
+    std::string root = o.root;
+    if (root.empty() && std::getenv("CUDALINGS_ROOT")) root = std::getenv("CUDALINGS_ROOT");
+    if (root.empty()) {
+        auto found = find_course_root(fs::current_path().string());
+        if (!found) {
+            std::cerr << "cudalings: not inside a course: no " << kManifestName
+                      << " here or in any parent directory (use --root DIR)\n";
+            return false;
+        }
+        root = *found;
+    }
+    paths.root = fs::absolute(root).string();
+    paths.tool_dir = tool_dir();
+    paths.state_dir = !o.state_dir.empty()                  ? o.state_dir
+                      : std::getenv("CUDALINGS_STATE_DIR") ? std::getenv("CUDALINGS_STATE_DIR")
+                                                             : paths.root + "/.cudalings";
+    try {
+        manifest = load_manifest(paths.manifest());
+    } catch (const std::exception& e) {
+        std::cerr << "cudalings: " << e.what() << "\n";
+        return false;
+    }
+    return true;
+}
+
+std::vector<StepRef> all_steps(const Manifest& m) {
+    std::vector<StepRef> refs;
+    for (std::size_t l = 0; l < m.lessons.size(); ++l)
+        for (std::size_t s = 0; s < m.lessons[l].steps.size(); ++s) refs.push_back({l, s});
+    return refs;
+}
+
+std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p) {
+    for (const auto& ref : all_steps(m))
+        if (!p.passed(step_name(m, ref))) return ref;
+    return std::nullopt;
+}
+
+// The steps a command acts on: named, --all, or the next unfinished one.
+bool select_steps(const Options& o, const Manifest& m, const Progress& p,
+                  std::vector<StepRef>& steps) {
+    if (o.all) {
+        steps = all_steps(m);
+        return true;
+    }
+    if (!o.step.empty()) {
+        std::string error;
+        auto found = resolve_steps(m, o.step, &error);
+        if (!found) {
+            std::cerr << "cudalings: " << error << "\n";
+            return false;
+        }
+        steps = *found;
+        return true;
+    }
+    auto next = next_unfinished(m, p);
+    if (next) steps = {*next};
+    return true;
+}
+
+int cmd_list(const Options& o) {
+    CoursePaths paths;
+    Manifest m;
+    if (!open_course(o, paths, m)) return exit_code::usage;
+    Progress progress(paths.state_dir + "/progress.json");
+    auto next = next_unfinished(m, progress);
+    bool color = use_color(o);
+    nlohmann::json j = nlohmann::json::array();
+    std::size_t done = 0, total = 0;
+    for (std::size_t l = 0; l < m.lessons.size(); ++l) {
+        const auto& lesson = m.lessons[l];
+        if (!o.json) std::cout << (color ? "\033[1m" : "") << lesson.id << (color ? "\033[0m" : "") << "  " << lesson.title << "\n";
+        for (std::size_t s = 0; s < lesson.steps.size(); ++s) {
+            std::string name = step_name(m, {l, s});
+            bool passed = progress.passed(name);
+            bool is_next = next && next->lesson == l && next->step == s;
+            done += passed;
+            ++total;
+            j.push_back({{"step", name}, {"title", lesson.steps[s].title},
+                         {"status", passed ? "done" : is_next ? "next" : "pending"}});
+            if (o.json) continue;
+            const char* mark = passed ? "done" : is_next ? "next" : "    ";
+            const char* colour = passed ? "\033[32m" : is_next ? "\033[33m" : "";
+            std::cout << "  " << (color ? colour : "") << "[" << mark << "]"
+                      << (color ? "\033[0m" : "") << " " << lesson.steps[s].id << "  "
+                      << lesson.steps[s].title << "\n";
+        }
+    }
+    if (o.json) {
+        std::cout << nlohmann::json{{"steps", j}, {"done", done}, {"total", total}}.dump(2) << "\n";
+    } else {
+        std::cout << "\n" << done << " of " << total << " steps done.";
+        if (next) std::cout << " Next: ./cudalings check " << step_name(m, *next);
+        std::cout << "\n";
+    }
+    return exit_code::pass;
+}
+
+int cmd_hint(const Options& o) {
+    CoursePaths paths;
+    Manifest m;
+    if (!open_course(o, paths, m)) return exit_code::usage;
+    Progress progress(paths.state_dir + "/progress.json");
+    std::vector<StepRef> steps;
+    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
+    if (steps.empty()) {
+        std::cout << "Every step is done: no hint needed.\n";
+        return exit_code::pass;
+    }
+    for (const auto& ref : steps) {
+        const auto& step = m.lessons[ref.lesson].steps[ref.step];
+        std::cout << step_name(m, ref) << " — " << step.title << "\n  "
+                  << (step.hint.empty() ? "(no hint for this step)" : step.hint) << "\n";
+    }
+    return exit_code::pass;
+}
+
+int cmd_check(const Options& o) {
+    CoursePaths paths;
+    Manifest m;
+    if (!open_course(o, paths, m)) return exit_code::usage;
+    Progress progress(paths.state_dir + "/progress.json");
+    std::vector<StepRef> steps;
+    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
+    if (steps.empty()) {
+        std::cout << "Every step is done. Well done! (`cudalings check STEP` checks any step again.)\n";
+        return exit_code::pass;
+    }
+    CheckOptions options;
+    options.timing = !o.no_time;
+    if (!o.seed.empty()) {
+        char* end = nullptr;
+        options.seed = std::strtoull(o.seed.c_str(), &end, 16);
+        if (!end || *end) {
+            std::cerr << "cudalings: --seed takes the hexadecimal seed a report printed\n";
+            return exit_code::usage;
+        }
+    } else {
+        options.seed = fresh_seed();
+    }
+    Checker checker(paths, m, options);
+    bool tty_progress = !o.json && ::isatty(2);
+    if (tty_progress)
+        checker.set_progress_callback([](const std::string& what) { std::cerr << "  ... " << what << "\r\033[K"; });
+    RenderOptions render;
+    render.color = use_color(o);
+    render.verbose = o.verbose;
+    render.command = "./cudalings";
+    int passed = 0, failed = 0, skipped = 0;
+    nlohmann::json results = nlohmann::json::array();
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        StepReport r = checker.check(steps[i], o.solutions);
+        if (r.verdict == Verdict::Pass) ++passed;
+        else if (r.verdict == Verdict::Skipped) ++skipped;
+        else ++failed;
+        if (!o.solutions) {
+            std::string name = step_name(m, steps[i]);
+            if (r.verdict == Verdict::Pass) progress.mark_passed(name, Hasher().add_file(r.file).hex());
+            else if (r.verdict != Verdict::Skipped) progress.clear(name);
+            progress.save();
+        }
+        if (o.json) {
+            results.push_back(to_json(r));
+        } else {
+            if (i) std::cout << "\n";
+            std::cout << render_text(r, render) << std::flush;
+        }
+    }
+    if (o.json) {
+        std::cout << nlohmann::json{{"results", results},
+                                    {"passed", passed},
+                                    {"failed", failed},
+                                    {"skipped", skipped}}
+                         .dump(2)
+                  << "\n";
+    } else if (steps.size() > 1 || o.all) {
+        std::cout << "\n" << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+    }
+    return exit_code_for(passed, failed, skipped);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    CLI::App app{"cudalings: learn CUDA by writing kernels; checks, tests and times your code"};
+    app.require_subcommand(1);
+    app.fallthrough();  // global options may also follow the subcommand
+    Options o;
+    app.add_option("--root", o.root, "the course directory (default: found from here upwards)");
+    app.add_option("--state-dir", o.state_dir, "where progress and caches live (default: <root>/.cudalings)");
+    app.add_flag("--json", o.json, "machine-readable output");
+    app.add_flag("--no-color", o.no_color, "no colour (also: NO_COLOR=1)");
+
+    auto* list = app.add_subcommand("list", "lessons and steps, with what is done");
+    auto* check = app.add_subcommand("check", "compile, test and time a step");
+    check->add_option("step", o.step, "a step (01_vector_add/02_grid_stride_loop, 1/2, a file) or a lesson (02)");
+    check->add_flag("--all", o.all, "every step of the course, in order");
+    check->add_flag("--solutions", o.solutions, "check the files under solutions/ instead of lessons/");
+    check->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
+    check->add_flag("--no-time", o.no_time, "correctness only");
+    check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
+    auto* hint = app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");
+    hint->add_option("step", o.step, "the step");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        return exit_code::usage;
+    }
+    if (*list) return cmd_list(o);
+    if (*check) {
+        if (o.all && !o.step.empty()) {
+            std::cerr << "cudalings: give a step or --all, not both\n";
+            return exit_code::usage;
+        }
+        return cmd_check(o);
+    }
+    if (*hint) return cmd_hint(o);
+    return exit_code::usage;
+}

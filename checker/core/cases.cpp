@@ -1,0 +1,109 @@
+#include "cases.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace cudalings {
+
+std::vector<std::uint64_t> standard_sizes() {
+    return {1, 31, 32, 33, 255, 256, 257, 1000, (1u << 20) + 3, 1u << 24, kTimedSize};
+}
+
+std::string format_size(std::uint64_t n) {
+    for (int p = 12; p < 63; ++p) {
+        std::uint64_t base = std::uint64_t{1} << p;
+        if (n == base) return "2^" + std::to_string(p);
+        if (n > base && n - base <= 64) return "2^" + std::to_string(p) + "+" + std::to_string(n - base);
+        if (n < base && base - n <= 64) return "2^" + std::to_string(p) + "-" + std::to_string(base - n);
+    }
+    return std::to_string(n);
+}
+
+namespace {
+
+bool all_of_class(const std::vector<SizeOutcome>& v, bool (*in_class)(std::uint64_t, std::uint64_t),
+                  std::uint64_t param, bool& saw_in, bool& saw_out) {
+    saw_in = saw_out = false;
+    for (const auto& o : v) {
+        bool in = in_class(o.n, param);
+        (in ? saw_in : saw_out) = true;
+        // In the class: fails. Outside it: passes.
+        if (in == o.passed) return false;
+    }
+    return saw_in && saw_out;
+}
+
+bool not_multiple(std::uint64_t n, std::uint64_t d) { return n % d != 0; }
+bool at_least(std::uint64_t n, std::uint64_t t) { return n >= t; }
+bool below(std::uint64_t n, std::uint64_t t) { return n < t; }
+
+}  // namespace
+
+std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uint64_t block) {
+    if (std::none_of(outcomes.begin(), outcomes.end(), [](auto& o) { return !o.passed; }))
+        return {};
+    if (std::none_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o.passed; }))
+        return {};
+    bool in = false, out = false;
+    struct Divisor {
+        std::uint64_t d;
+        const char* what;
+        const char* advice;
+    };
+    const Divisor divisors[] = {
+        {4, "4 (one float4)", "the scalar tail after the vector loop is missing or wrong"},
+        {32, "32 (a warp)", "some code assumes whole warps: check the bounds test"},
+        {block, "the block size", "check the bounds test and the rounded-up grid size"},
+    };
+    for (const auto& div : divisors) {
+        if (all_of_class(outcomes, not_multiple, div.d, in, out)) {
+            std::ostringstream s;
+            s << "Only sizes that are not a multiple of " << div.d;
+            if (div.d == block) s << " (" << div.what << ")";
+            else s << " (" << div.what << ")";
+            s << " fail: " << div.advice << ".";
+            return s.str();
+        }
+    }
+    // A threshold from above: all sizes >= t fail, all below pass.
+    std::vector<std::uint64_t> sizes;
+    for (const auto& o : outcomes) sizes.push_back(o.n);
+    std::sort(sizes.begin(), sizes.end());
+    for (auto t : sizes) {
+        if (all_of_class(outcomes, at_least, t, in, out))
+            return "Only the large sizes (" + format_size(t) +
+                   " and up) fail: look for an index that overflows int, or a grid that does "
+                   "not cover every element (a grid-stride loop needs its stride).";
+        if (all_of_class(outcomes, below, t, in, out))
+            return "Only the small sizes (below " + format_size(t) +
+                   ") fail: look for code that assumes at least a block, a warp or a vector of "
+                   "elements.";
+    }
+    return {};
+}
+
+std::string describe_mismatches(const MismatchShape& s) {
+    if (s.wrong == 0) return {};
+    std::ostringstream out;
+    if (s.unwritten == s.n) return "Nothing was written: every output still holds the poison value.";
+    if (s.unwritten == s.wrong) {
+        if (s.last_wrong + 1 == s.n && s.last_wrong - s.first_wrong + 1 == s.wrong) {
+            out << "The last " << s.wrong << " element" << (s.wrong == 1 ? " was" : "s were")
+                << " never written (indices " << s.first_wrong << ".." << s.last_wrong
+                << "): the grid does not reach the end of the array.";
+            return out.str();
+        }
+        out << s.wrong << " element" << (s.wrong == 1 ? " was" : "s were")
+            << " never written: some indices are not covered by any thread.";
+        return out.str();
+    }
+    if (s.wrong == s.n) return "Every element is wrong: check the formula and the indexing.";
+    if (s.unwritten > 0) {
+        out << s.wrong << " elements are wrong, " << s.unwritten
+            << " of them never written.";
+        return out.str();
+    }
+    return {};
+}
+
+}  // namespace cudalings

@@ -1,0 +1,40 @@
+// The size ladder every lesson is tested on, and what a pattern of failing sizes says.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace cudalings {
+
+// 1, 31, 32, 33, 255, 256, 257, 1000, 2^20+3, 2^24, 2^28: a single element, a warp and its
+// neighbours, a block (256) and its neighbours, a non-power of two, large, and the timed size.
+std::vector<std::uint64_t> standard_sizes();
+
+inline constexpr std::uint64_t kTimedSize = std::uint64_t{1} << 28;
+
+// "2^28", "2^20+3", "1000": sizes as a learner reads them.
+std::string format_size(std::uint64_t n);
+
+struct SizeOutcome {
+    std::uint64_t n = 0;
+    bool passed = false;
+};
+
+// A sentence naming the size class that fails, when the failures follow one, e.g.
+// "Only sizes that are not a multiple of 256 (the block size) fail: check the bounds test and
+// the rounded-up grid." Empty when there is no clear pattern (or nothing failed).
+std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uint64_t block = 256);
+
+// What the mismatches of one failing case look like, in a sentence:
+// nothing written, only the tail unwritten, every element wrong, ...
+struct MismatchShape {
+    std::uint64_t n = 0;
+    std::uint64_t wrong = 0;       // elements that differ from the expected value
+    std::uint64_t unwritten = 0;   // of those, still holding the poison value
+    std::uint64_t first_wrong = 0; // lowest wrong index
+    std::uint64_t last_wrong = 0;  // highest wrong index
+};
+std::string describe_mismatches(const MismatchShape& shape);
+
+}  // namespace cudalings

@@ -1,0 +1,528 @@
+#include "check.h"
+
+#include <nlohmann/json.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+#include <sstream>
+
+#include "cases.h"
+#include "compile.h"
+#include "hash.h"
+#include "supervise.h"
+
+#ifndef CUDALINGS_DEFAULT_NVCC
+#define CUDALINGS_DEFAULT_NVCC "nvcc"
+#endif
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace cudalings {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// Every JSON line the runner sent on its result channel. Lines that do not parse are
+// ignored: a verdict is built only from well-formed events.
+std::vector<json> parse_events(const std::string& channel) {
+    std::vector<json> events;
+    std::istringstream lines(channel);
+    std::string line;
+    while (std::getline(lines, line)) {
+        if (line.empty()) continue;
+        try {
+            auto j = json::parse(line);
+            if (j.is_object() && j.contains("event")) events.push_back(std::move(j));
+        } catch (const std::exception&) {
+        }
+    }
+    return events;
+}
+
+std::vector<std::string> headers_in(const std::vector<std::string>& dirs) {
+    std::vector<std::string> headers;
+    std::error_code ec;
+    for (const auto& dir : dirs) {
+        for (const auto& entry : fs::directory_iterator(dir, ec)) {
+            auto ext = entry.path().extension().string();
+            if (ext == ".cuh" || ext == ".h" || ext == ".hpp") headers.push_back(entry.path().string());
+        }
+    }
+    std::sort(headers.begin(), headers.end());
+    return headers;
+}
+
+// Where a program lives on PATH, for nvcc's identity in the cache key.
+std::string which(const std::string& program) {
+    if (program.find('/') != std::string::npos) return program;
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "");
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        std::string candidate = dir + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return program;
+}
+
+std::string file_identity(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return path + ":missing";
+    return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
+}
+
+// What identifies the machine's GPU set without starting CUDA: the driver and the devices.
+std::string gpu_signature() {
+    Hasher h;
+    h.add_file("/proc/driver/nvidia/version");
+    std::error_code ec;
+    std::vector<std::string> devices;
+    for (const auto& e : fs::directory_iterator("/dev", ec)) {
+        auto name = e.path().filename().string();
+        if (name.rfind("nvidia", 0) == 0) devices.push_back(name);
+    }
+    std::sort(devices.begin(), devices.end());
+    for (auto& d : devices) h.add(d);
+    const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+    h.add(visible ? visible : "<all>");
+    return h.hex();
+}
+
+Verdict case_verdict(const std::string& status) {
+    if (status == "pass") return Verdict::Pass;
+    if (status == "wrong") return Verdict::Wrong;
+    if (status == "memory") return Verdict::MemoryError;
+    if (status == "cuda_error") return Verdict::Crash;
+    if (status == "timeout") return Verdict::Timeout;
+    return Verdict::InternalError;
+}
+
+CaseReport case_from_event(const json& e) {
+    CaseReport c;
+    c.index = e.value("index", 0);
+    c.n = e.value("n", std::uint64_t{0});
+    c.name = e.value("name", "");
+    c.verdict = case_verdict(e.value("status", ""));
+    c.reason = e.value("reason", "");
+    c.detail = e.value("detail", "");
+    c.wrong = e.value("wrong", std::uint64_t{0});
+    c.unwritten = e.value("unwritten", std::uint64_t{0});
+    c.tolerance = e.value("tolerance", "");
+    for (const auto& m : e.value("first", json::array()))
+        c.first.push_back({m.value("index", std::uint64_t{0}), m.value("got", ""),
+                           m.value("expected", "")});
+    if (c.verdict == Verdict::Wrong && c.detail.empty()) {
+        MismatchShape shape{c.n, c.wrong, c.unwritten, e.value("first_wrong", std::uint64_t{0}),
+                            e.value("last_wrong", std::uint64_t{0})};
+        c.detail = describe_mismatches(shape);
+    }
+    return c;
+}
+
+TimingSide side_from_json(const json& j) {
+    TimingSide s;
+    if (!j.is_object()) return s;
+    s.present = true;
+    s.median_us = j.value("median_us", 0.0);
+    s.p25_us = j.value("p25_us", 0.0);
+    s.p75_us = j.value("p75_us", 0.0);
+    s.min_us = j.value("min_us", 0.0);
+    s.samples = j.value("samples", 0);
+    s.stop = j.value("stop", "");
+    return s;
+}
+
+// A sentence about what ended a runner child early.
+std::string describe_end(const ChildResult& child, double idle_seconds) {
+    if (child.timed_out)
+        return child.idle_timeout ? "no progress for " + std::to_string(int(idle_seconds)) +
+                                        " s: the call never returned or a kernel never ended"
+                                  : "the run exceeded its wall-clock limit";
+    if (child.signal) return "the process died: " + describe_signal(child.signal);
+    return "the process exited (code " + std::to_string(child.exit_code) + ") in the middle of the case";
+}
+
+}  // namespace
+
+std::uint64_t fresh_seed() {
+    std::random_device rd;
+    std::uint64_t seed = (std::uint64_t{rd()} << 32) ^ rd();
+    seed ^= static_cast<std::uint64_t>(Clock::now().time_since_epoch().count());
+    return seed;
+}
+
+Checker::Checker(CoursePaths paths, Manifest manifest, CheckOptions options)
+    : paths_(std::move(paths)), manifest_(std::move(manifest)), options_(std::move(options)) {}
+
+std::string Checker::nvcc() const {
+    if (!options_.nvcc.empty()) return options_.nvcc;
+    if (const char* env = std::getenv("CUDALINGS_NVCC")) return env;
+    std::string built_with = CUDALINGS_DEFAULT_NVCC;
+    if (::access(built_with.c_str(), X_OK) == 0) return built_with;
+    return "nvcc";
+}
+
+const GpuInfo& Checker::gpu() {
+    if (gpu_) return *gpu_;
+    std::string cache = paths_.state_dir + "/gpu-probe.json";
+    std::string signature = gpu_signature();
+    GpuInfo info;
+    json j;
+    bool cached = false;
+    if (options_.use_cache) {
+        bool ok = false;
+        std::string text = read_file(cache, &ok);
+        try {
+            if (ok) {
+                j = json::parse(text);
+                cached = j.value("signature", "") == signature && j.value("gpus", 0) > 0;
+            }
+        } catch (const std::exception&) {
+        }
+    }
+    if (!cached) {
+        ChildOptions o;
+        o.wall_seconds = 60;
+        o.result_channel = true;
+        auto child = run_supervised({paths_.runner(), "probe"}, o);
+        auto events = parse_events(child.channel.head);
+        if (!child.started) {
+            info.error = "cannot start the runner (" + child.start_error + "): build it first";
+            gpu_ = info;
+            return *gpu_;
+        }
+        if (events.empty()) {
+            info.error = "the GPU probe failed: " + describe_end(child, 0);
+            gpu_ = info;
+            return *gpu_;
+        }
+        j = events.front();
+        j["signature"] = signature;
+        if (j.value("gpus", 0) > 0 && make_dirs(paths_.state_dir))
+            write_file_atomic(cache, j.dump() + "\n");
+    }
+    info.present = j.value("gpus", 0) > 0;
+    info.name = j.value("name", "");
+    info.arch = j.value("arch", "");
+    info.uuid = j.value("uuid", "");
+    info.sms = j.value("sms", 0);
+    info.error = j.value("message", "");
+    gpu_ = info;
+    return *gpu_;
+}
+
+double Checker::copy_bandwidth_gbps() {
+    if (copy_gbps_) return *copy_gbps_;
+    copy_gbps_ = 0.0;
+    const GpuInfo& g = gpu();
+    if (!g.present) return 0;
+    std::string cache = paths_.state_dir + "/copy-bandwidth-" + (g.uuid.empty() ? "gpu" : g.uuid) + ".json";
+    bool ok = false;
+    std::string text = read_file(cache, &ok);
+    if (ok && options_.use_cache) {
+        try {
+            copy_gbps_ = json::parse(text).value("gbps", 0.0);
+            if (*copy_gbps_ > 0) return *copy_gbps_;
+        } catch (const std::exception&) {
+        }
+    }
+    say("measuring this GPU's copy bandwidth (once per GPU)");
+    ChildOptions o;
+    o.wall_seconds = 60;
+    o.result_channel = true;
+    auto child = run_supervised({paths_.runner(), "copy-bandwidth"}, o);
+    for (const auto& e : parse_events(child.channel.head)) {
+        if (e.value("event", "") == "copy_bandwidth") {
+            copy_gbps_ = e.value("gbps", 0.0);
+            if (*copy_gbps_ > 0 && make_dirs(paths_.state_dir))
+                write_file_atomic(cache, e.dump() + "\n");
+        }
+    }
+    return *copy_gbps_;
+}
+
+bool Checker::compile(const LessonInfo& lesson, const std::string& source, StepReport& report,
+                      std::string& object) {
+    CompileRequest request;
+    request.nvcc = nvcc();
+    request.source = source;
+    request.include_dirs = {paths_.lesson_dir(lesson), paths_.root + "/lessons/common"};
+    const GpuInfo& g = gpu();
+    request.arch = g.present ? g.arch : "";
+    std::string key = compile_cache_key(request, file_identity(which(request.nvcc)),
+                                        headers_in(request.include_dirs));
+    std::string dir = paths_.state_dir + "/build";
+    object = dir + "/" + key + ".so";
+    std::string log = dir + "/" + key + ".log";
+    bool have_object = false;
+    if (options_.use_cache && ::access(object.c_str(), R_OK) == 0) {
+        report.compile_cached = true;
+        bool ok = false;
+        std::string output = read_file(log, &ok);
+        report.diagnostics = parse_compiler_output(output);
+        return true;
+    }
+    if (!make_dirs(dir)) {
+        report.verdict = Verdict::InternalError;
+        report.reason = "cannot create " + dir;
+        return false;
+    }
+    std::string temporary = object + ".tmp." + std::to_string(::getpid());
+    request.output = temporary;
+    ChildOptions o;
+    o.wall_seconds = options_.compile_seconds;
+    o.output_cap = 64 * 1024;
+    say("compiling " + source);
+    auto start = Clock::now();
+    auto child = run_supervised(nvcc_command(request), o);
+    report.compile_seconds = seconds_since(start);
+    std::string output = child.err.head + child.out.head;
+    report.compiler_output = output;
+    report.diagnostics = parse_compiler_output(output);
+    if (!child.started) {
+        report.verdict = Verdict::InternalError;
+        report.reason = "cannot run nvcc (" + child.start_error + "); set CUDALINGS_NVCC";
+        return false;
+    }
+    if (child.timed_out) {
+        std::error_code ec;
+        fs::remove(temporary, ec);
+        report.verdict = Verdict::CompileError;
+        report.reason = "nvcc did not finish within " + std::to_string(int(options_.compile_seconds)) + " s";
+        return false;
+    }
+    have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
+    if (!have_object) {
+        std::error_code ec;
+        fs::remove(temporary, ec);
+        report.verdict = Verdict::CompileError;
+        Diagnostic first = first_error(report.diagnostics);
+        report.reason = first.message.empty() ? "nvcc failed" : first.message;
+        return false;
+    }
+    std::error_code ec;
+    fs::rename(temporary, object, ec);
+    write_file_atomic(log, output);
+    // Only warnings stay in the report of a successful build.
+    report.compiler_output.clear();
+    return true;
+}
+
+void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
+                  StepReport& report) {
+    std::string reference = paths_.reference_object(lesson, step);
+    bool want_timing = options_.timing && step.timed;
+    bool has_reference = ::access(reference.c_str(), R_OK) == 0;
+    int total = -1;
+    int next_case = 0;
+    Verdict timing_failure = Verdict::Pass;
+    std::string timing_reason;
+    std::map<int, CaseReport> cases;
+    const int max_children = 4;
+    for (int child_index = 0; child_index < max_children; ++child_index) {
+        std::vector<std::string> argv{paths_.runner(), "check",  "--spec", lesson.spec,
+                                      "--step",        object,   "--seed", format_seed(report.seed),
+                                      "--first-case",  std::to_string(next_case)};
+        if (has_reference) {
+            argv.push_back("--reference");
+            argv.push_back(reference);
+        }
+        if (want_timing && child_index == 0) argv.push_back("--time");
+        ChildOptions o;
+        o.wall_seconds = options_.runner_seconds;
+        o.channel_idle_seconds = options_.case_idle_seconds;
+        o.result_channel = true;
+        o.output_cap = 8 * 1024;
+        say(child_index == 0 ? "running the cases" : "running the remaining cases in a fresh process");
+        auto child = run_supervised(argv, o);
+        if (!child.started) {
+            report.verdict = Verdict::InternalError;
+            report.reason = "cannot start the runner: " + child.start_error;
+            return;
+        }
+        int in_progress = -1;
+        std::string phase;  // "call" while the learner's host function runs, "sync" after
+        bool done = false;
+        std::string internal;
+        std::string load_error;
+        for (const auto& e : parse_events(child.channel.head)) {
+            std::string kind = e.value("event", "");
+            if (kind == "cases") {
+                total = e.value("total", 0);
+            } else if (kind == "case_start") {
+                in_progress = e.value("index", -1);
+                phase = "setup";
+                CaseReport c;
+                c.index = in_progress;
+                c.n = e.value("n", std::uint64_t{0});
+                c.name = e.value("name", "");
+                cases[in_progress] = c;
+            } else if (kind == "call_start") {
+                phase = "call";
+            } else if (kind == "call_end") {
+                phase = "sync";
+            } else if (kind == "case") {
+                CaseReport c = case_from_event(e);
+                cases[c.index] = c;
+                in_progress = -1;
+                next_case = c.index + 1;
+            } else if (kind == "abort") {
+                // A sticky CUDA error: the process cannot go on; the next one starts fresh.
+                in_progress = -1;
+            } else if (kind == "timing") {
+                report.timing.present = true;
+                report.timing.n = e.value("n", std::uint64_t{0});
+                report.timing.bytes = e.value("bytes", 0.0);
+                report.timing.learner = side_from_json(e.value("learner", json()));
+                report.timing.reference = side_from_json(e.value("reference", json()));
+                report.timing.note = e.value("note", "");
+                if (!e.value("verified", false)) {
+                    timing_failure = Verdict::Wrong;
+                    timing_reason = "the output of a timed call was wrong (" +
+                                    e["verify"].value("reason", std::string("values")) +
+                                    "): every timed call must compute the result";
+                }
+            } else if (kind == "timing_start") {
+                phase = "timing";
+            } else if (kind == "timing_error") {
+                timing_failure = Verdict::Crash;
+                timing_reason = "during timing: " + e.value("reason", "") + " — " + e.value("detail", "");
+                done = true;
+            } else if (kind == "load_error") {
+                load_error = e.value("message", "");
+            } else if (kind == "internal_error") {
+                internal = e.value("message", "the runner failed");
+            } else if (kind == "done") {
+                done = true;
+            }
+        }
+        if (!load_error.empty()) {
+            report.verdict = Verdict::CompileError;
+            report.reason = "the built file cannot be used: " + load_error;
+            return;
+        }
+        if (!internal.empty() && in_progress < 0) {
+            report.verdict = Verdict::InternalError;
+            report.reason = internal;
+            return;
+        }
+        if (in_progress >= 0) {
+            // The process ended inside a case: that case gets the blame.
+            CaseReport& c = cases[in_progress];
+            c.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
+            if (child.timed_out)
+                c.reason = phase == "call" ? "host code did not return" : "kernel did not finish";
+            else if (child.signal)
+                c.reason = describe_signal(child.signal);
+            else
+                c.reason = "exit code " + std::to_string(child.exit_code);
+            c.detail = describe_end(child, options_.case_idle_seconds);
+            next_case = in_progress + 1;
+        } else if (phase == "timing" && !done) {
+            report.timing.present = false;
+            report.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
+            report.reason = "during timing: " + describe_end(child, options_.case_idle_seconds);
+        } else if (!done && total < 0) {
+            report.verdict = Verdict::InternalError;
+            report.reason = "the runner ended before its first case: " +
+                            describe_end(child, options_.case_idle_seconds) +
+                            (child.err.head.empty() ? "" : " — " + child.err.head.substr(0, 400));
+            return;
+        }
+        if (done || total < 0 || next_case >= total) break;
+    }
+    // Cases never reached (too many crashes) are listed as not run.
+    for (int i = 0; i < total; ++i) {
+        if (!cases.count(i)) {
+            CaseReport c;
+            c.index = i;
+            c.name = "case " + std::to_string(i);
+            c.verdict = Verdict::Skipped;
+            c.reason = "not run after earlier crashes";
+            cases[i] = c;
+        }
+    }
+    Verdict verdict = report.verdict == Verdict::InternalError ? Verdict::Pass : report.verdict;
+    std::vector<SizeOutcome> sizes;
+    bool only_wrong = true;
+    for (auto& [index, c] : cases) {
+        report.cases.push_back(c);
+        if (c.verdict != Verdict::Skipped) verdict = worst(verdict, c.verdict);
+        if (c.verdict != Verdict::Pass && c.verdict != Verdict::Wrong) only_wrong = false;
+        sizes.push_back({c.n, c.verdict == Verdict::Pass});
+    }
+    if (only_wrong) report.pattern = size_pattern_hint(sizes);
+    if (timing_failure != Verdict::Pass && verdict == Verdict::Pass) {
+        report.verdict = timing_failure;
+        report.reason = timing_reason;
+        report.timing.present = false;
+        return;
+    }
+    if (verdict != Verdict::Pass) {
+        report.timing.present = false;
+        for (const auto& c : report.cases) {
+            if (c.verdict == verdict) {
+                report.reason = c.name + ": " + (c.reason.empty() ? std::string(name(c.verdict)) : c.reason);
+                break;
+            }
+        }
+    }
+    if (verdict == Verdict::Pass && report.timing.present) {
+        report.timing.copy_gbps = copy_bandwidth_gbps();
+        double floor = report.timing.floor_us();
+        // Allow for run-to-run variation of the copy rate (reads alone can beat a copy by a few
+        // percent): only a time well below the floor is impossible.
+        if (floor > 0 && report.timing.learner.median_us < 0.85 * floor) {
+            verdict = Verdict::Suspect;
+            report.reason = "faster than this GPU's memory system allows (" +
+                            format_time_us(report.timing.learner.median_us) + " < floor " +
+                            format_time_us(floor) + "): not a record";
+        }
+    }
+    report.verdict = verdict;
+}
+
+StepReport Checker::check(const StepRef& ref, bool solution_file) {
+    auto start = Clock::now();
+    const LessonInfo& lesson = manifest_.lessons.at(ref.lesson);
+    const StepInfo& step = lesson.steps.at(ref.step);
+    StepReport report;
+    report.step = step_name(manifest_, ref);
+    report.title = step.title;
+    report.hint = step.hint;
+    report.seed = options_.seed;
+    report.file = paths_.step_file(lesson, step, solution_file);
+    auto finish = [&]() -> StepReport {
+        report.seconds = seconds_since(start);
+        return report;
+    };
+    if (::access(report.file.c_str(), R_OK) != 0) {
+        report.verdict = Verdict::CompileError;
+        report.reason = "the file " + report.file + " is missing or unreadable";
+        return finish();
+    }
+    std::string object;
+    if (!compile(lesson, report.file, report, object)) return finish();
+    const GpuInfo& g = gpu();
+    if (!g.present) {
+        report.verdict = Verdict::Skipped;
+        report.reason = "it compiles; correctness and timing need an NVIDIA GPU (" +
+                        (g.error.empty() ? std::string("none found") : g.error) + ")";
+        return finish();
+    }
+    report.gpu = g.name;
+    report.verdict = Verdict::InternalError;
+    run(lesson, step, object, report);
+    return finish();
+}
+
+}  // namespace cudalings

@@ -1,0 +1,69 @@
+// The check pipeline, the same for every lesson: resolve -> compile -> correctness -> timing
+// -> report. Lesson knowledge lives in the runner's specs and in course.json, never here.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "course.h"
+#include "manifest.h"
+#include "report.h"
+
+namespace cudalings {
+
+struct GpuInfo {
+    bool present = false;
+    std::string name;     // "NVIDIA H200"
+    std::string arch;     // "sm_90"
+    std::string uuid;
+    int sms = 0;
+    std::string error;    // why there is no GPU, when there is none
+};
+
+struct CheckOptions {
+    std::uint64_t seed = 0;
+    bool timing = true;
+    std::string nvcc;              // empty: the build's nvcc, else "nvcc" on PATH
+    double compile_seconds = 120;  // nvcc's wall-clock limit
+    double case_idle_seconds = 20; // a case (or a timing phase) silent this long is a TIMEOUT
+    double runner_seconds = 180;   // the whole correctness + timing child
+    bool use_cache = true;
+};
+
+class Checker {
+public:
+    Checker(CoursePaths paths, Manifest manifest, CheckOptions options);
+
+    const GpuInfo& gpu();  // probed once (and cached per machine state)
+    StepReport check(const StepRef& step, bool solution_file);
+    // The measured copy bandwidth of this GPU (cached per GPU), 0 when unknown.
+    double copy_bandwidth_gbps();
+
+    const Manifest& manifest() const { return manifest_; }
+    const CoursePaths& paths() const { return paths_; }
+    void set_progress_callback(std::function<void(const std::string&)> cb) { progress_ = std::move(cb); }
+
+private:
+    bool compile(const LessonInfo& lesson, const std::string& source, StepReport& report,
+                 std::string& object);
+    void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
+             StepReport& report);
+    std::string nvcc() const;
+    void say(const std::string& what) const {
+        if (progress_) progress_(what);
+    }
+
+    CoursePaths paths_;
+    Manifest manifest_;
+    CheckOptions options_;
+    std::optional<GpuInfo> gpu_;
+    std::optional<double> copy_gbps_;
+    std::function<void(const std::string&)> progress_;
+};
+
+// Seeds: a fresh one per run unless the learner asks for one.
+std::uint64_t fresh_seed();
+
+}  // namespace cudalings

@@ -1,0 +1,43 @@
+// Building the learner's single file with nvcc: the command, the cache key, and reading
+// nvcc's diagnostics back into file:line form.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace cudalings {
+
+struct CompileRequest {
+    std::string nvcc = "nvcc";
+    std::string source;                     // the learner's .cu
+    std::string output;                     // the shared object to write
+    std::vector<std::string> include_dirs;  // lesson header, common headers
+    std::string arch;  // "sm_90" for the GPU present; empty: a default that needs no GPU
+};
+
+// The default architecture when no GPU is present: compile-only, proves the file builds.
+inline constexpr std::string_view kCompileOnlyArch = "sm_75";
+
+// nvcc, as an argv, building a shared object the runner loads with dlopen.
+std::vector<std::string> nvcc_command(const CompileRequest& request);
+
+// Cache key: the command's flags, nvcc's identity, the source and every header it can see.
+std::string compile_cache_key(const CompileRequest& request, std::string_view nvcc_identity,
+                              const std::vector<std::string>& header_files);
+
+struct Diagnostic {
+    std::string file;
+    int line = 0;
+    std::string severity;  // "error", "warning", "fatal error"
+    std::string message;
+};
+
+// Every "file(line): error: message" (nvcc front end) and "file:line:col: error: message"
+// (host compiler) in the output, in order.
+std::vector<Diagnostic> parse_compiler_output(std::string_view output);
+
+// The first error, else an empty Diagnostic.
+Diagnostic first_error(const std::vector<Diagnostic>& diagnostics);
+
+}  // namespace cudalings

@@ -1,0 +1,96 @@
+#include "course.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <unistd.h>
+
+#include "hash.h"
+
+namespace fs = std::filesystem;
+
+namespace cudalings {
+
+std::optional<std::string> find_course_root(const std::string& start) {
+    std::error_code ec;
+    fs::path dir = fs::weakly_canonical(fs::absolute(start, ec), ec);
+    while (true) {
+        if (fs::is_regular_file(dir / kManifestName, ec)) return dir.string();
+        if (!dir.has_parent_path() || dir.parent_path() == dir) return std::nullopt;
+        dir = dir.parent_path();
+    }
+}
+
+std::string CoursePaths::step_file(const LessonInfo& l, const StepInfo& s, bool solution) const {
+    return root + (solution ? "/solutions/" : "/lessons/") + l.id + "/" + s.id + ".cu";
+}
+
+std::string CoursePaths::reference_object(const LessonInfo& l, const StepInfo& s) const {
+    return tool_dir + "/refs/" + l.id + "/" + s.id + ".so";
+}
+
+Progress::Progress(std::string file) : file_(std::move(file)) {
+    bool ok = false;
+    std::string text = read_file(file_, &ok);
+    if (!ok) return;
+    try {
+        auto j = nlohmann::json::parse(text);
+        for (auto& [step, hash] : j.at("passed").items())
+            passed_.emplace_back(step, hash.get<std::string>());
+    } catch (const std::exception&) {
+        // A damaged progress file is not worth failing a check over: start afresh.
+        passed_.clear();
+    }
+}
+
+bool Progress::passed(const std::string& step) const {
+    return std::any_of(passed_.begin(), passed_.end(), [&](auto& p) { return p.first == step; });
+}
+
+void Progress::mark_passed(const std::string& step, const std::string& content_hash) {
+    clear(step);
+    passed_.emplace_back(step, content_hash);
+}
+
+void Progress::clear(const std::string& step) {
+    passed_.erase(std::remove_if(passed_.begin(), passed_.end(),
+                                 [&](auto& p) { return p.first == step; }),
+                  passed_.end());
+}
+
+bool Progress::save() const {
+    nlohmann::json j;
+    j["passed"] = nlohmann::json::object();
+    for (const auto& [step, hash] : passed_) j["passed"][step] = hash;
+    if (!make_dirs(fs::path(file_).parent_path().string())) return false;
+    return write_file_atomic(file_, j.dump(2) + "\n");
+}
+
+bool make_dirs(const std::string& path) {
+    std::error_code ec;
+    fs::create_directories(path, ec);
+    return fs::is_directory(path, ec);
+}
+
+bool write_file_atomic(const std::string& path, const std::string& contents) {
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        if (!out) return false;
+        out << contents;
+        out.flush();
+        if (!out) return false;
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        return false;
+    }
+    return true;
+}
+
+}  // namespace cudalings

@@ -1,0 +1,49 @@
+// Where things are: the course root (found by walking up from a directory, as git does),
+// the state directory (progress, caches), and the tool's own directory (runner, references).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "manifest.h"
+
+namespace cudalings {
+
+inline constexpr const char* kManifestName = "course.json";
+
+// The nearest directory at or above `start` that holds course.json.
+std::optional<std::string> find_course_root(const std::string& start);
+
+struct CoursePaths {
+    std::string root;       // holds course.json, lessons/, solutions/
+    std::string state_dir;  // progress and caches; $CUDALINGS_STATE_DIR or <root>/.cudalings
+    std::string tool_dir;   // the directory of the cudalings binary: runner and refs/ live here
+
+    std::string manifest() const { return root + "/" + kManifestName; }
+    std::string lesson_dir(const LessonInfo& l) const { return root + "/lessons/" + l.id; }
+    std::string step_file(const LessonInfo& l, const StepInfo& s, bool solution) const;
+    std::string reference_object(const LessonInfo& l, const StepInfo& s) const;
+    std::string runner() const { return tool_dir + "/cudalings-runner"; }
+};
+
+// Progress: which steps passed, and with which file contents.
+class Progress {
+public:
+    explicit Progress(std::string file);
+    bool passed(const std::string& step) const;
+    void mark_passed(const std::string& step, const std::string& content_hash);
+    void clear(const std::string& step);
+    bool save() const;  // atomic (write + rename); false when the directory is not writable
+
+private:
+    std::string file_;
+    std::vector<std::pair<std::string, std::string>> passed_;
+};
+
+// mkdir -p; true when the directory exists afterwards.
+bool make_dirs(const std::string& path);
+
+// Write a file atomically (temporary file in the same directory, then rename).
+bool write_file_atomic(const std::string& path, const std::string& contents);
+
+}  // namespace cudalings

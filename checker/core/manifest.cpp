@@ -1,0 +1,132 @@
+#include "manifest.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <stdexcept>
+
+#include "hash.h"
+
+namespace cudalings {
+
+Manifest parse_manifest(std::string_view text) {
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const std::exception& e) {
+        throw std::runtime_error(std::string("course.json is not valid JSON: ") + e.what());
+    }
+    Manifest m;
+    if (!j.contains("lessons") || !j["lessons"].is_array())
+        throw std::runtime_error("course.json: \"lessons\" must be an array");
+    for (const auto& jl : j["lessons"]) {
+        LessonInfo lesson;
+        lesson.id = jl.at("id").get<std::string>();
+        lesson.title = jl.value("title", lesson.id);
+        lesson.spec = jl.at("spec").get<std::string>();
+        for (const auto& js : jl.at("steps")) {
+            StepInfo step;
+            step.id = js.at("id").get<std::string>();
+            step.title = js.value("title", step.id);
+            step.hint = js.value("hint", "");
+            step.timed = js.value("timed", true);
+            lesson.steps.push_back(step);
+        }
+        if (lesson.steps.empty())
+            throw std::runtime_error("course.json: lesson " + lesson.id + " has no steps");
+        m.lessons.push_back(lesson);
+    }
+    return m;
+}
+
+Manifest load_manifest(const std::string& path) {
+    bool ok = false;
+    std::string text = read_file(path, &ok);
+    if (!ok) throw std::runtime_error("cannot read " + path);
+    return parse_manifest(text);
+}
+
+namespace {
+
+bool all_digits(std::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// The leading number of "02_reduce" or "2", or -1.
+long leading_number(std::string_view s) {
+    std::size_t i = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i;
+    if (i == 0 || i > 6) return -1;
+    return std::stol(std::string(s.substr(0, i)));
+}
+
+// Matches "01_vector_add", "01", "1", "vector_add" against a directory-style id.
+bool matches_id(std::string_view id, std::string_view text) {
+    if (text == id) return true;
+    long want = leading_number(text);
+    if (all_digits(text)) return want >= 0 && want == leading_number(id);
+    // "vector_add" names "01_vector_add"
+    auto underscore = id.find('_');
+    if (underscore != std::string_view::npos && id.substr(underscore + 1) == text) return true;
+    // "02_reduce" also matches when the number and name agree
+    return false;
+}
+
+std::string_view strip_suffix(std::string_view s, std::string_view suffix) {
+    if (s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix)
+        return s.substr(0, s.size() - suffix.size());
+    return s;
+}
+
+}  // namespace
+
+std::optional<std::vector<StepRef>> resolve_steps(const Manifest& m, std::string_view text,
+                                                  std::string* error) {
+    auto fail = [&](std::string why) -> std::optional<std::vector<StepRef>> {
+        if (error) *error = std::move(why);
+        return std::nullopt;
+    };
+    std::string t(text);
+    while (!t.empty() && t.back() == '/') t.pop_back();
+    if (t.empty()) return fail("no step named");
+    // A path: keep the last two components.
+    std::string_view view = strip_suffix(t, ".cu");
+    std::string lesson_part, step_part;
+    auto slash = view.rfind('/');
+    if (slash != std::string_view::npos) {
+        step_part = std::string(view.substr(slash + 1));
+        std::string_view before = view.substr(0, slash);
+        auto slash2 = before.rfind('/');
+        lesson_part = std::string(slash2 == std::string_view::npos ? before : before.substr(slash2 + 1));
+    } else if (auto dot = view.find('.'); dot != std::string_view::npos) {
+        lesson_part = std::string(view.substr(0, dot));
+        step_part = std::string(view.substr(dot + 1));
+    } else {
+        lesson_part = std::string(view);
+    }
+    // "lessons/01_vector_add" names the lesson.
+    if (lesson_part == "lessons" || lesson_part == "solutions") {
+        lesson_part = step_part;
+        step_part.clear();
+    }
+    std::optional<std::size_t> lesson_index;
+    for (std::size_t i = 0; i < m.lessons.size(); ++i)
+        if (matches_id(m.lessons[i].id, lesson_part)) lesson_index = i;
+    if (!lesson_index) return fail("no lesson called \"" + lesson_part + "\" (see `cudalings list`)");
+    const auto& lesson = m.lessons[*lesson_index];
+    std::vector<StepRef> refs;
+    if (step_part.empty()) {
+        for (std::size_t s = 0; s < lesson.steps.size(); ++s) refs.push_back({*lesson_index, s});
+        return refs;
+    }
+    for (std::size_t s = 0; s < lesson.steps.size(); ++s)
+        if (matches_id(lesson.steps[s].id, step_part)) return std::vector<StepRef>{{*lesson_index, s}};
+    return fail("lesson " + lesson.id + " has no step \"" + step_part + "\" (see `cudalings list`)");
+}
+
+std::string step_name(const Manifest& m, const StepRef& ref) {
+    return m.lessons.at(ref.lesson).id + "/" + m.lessons.at(ref.lesson).steps.at(ref.step).id;
+}
+
+}  // namespace cudalings

@@ -1,0 +1,239 @@
+#include "report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+#include <sstream>
+
+#include "cases.h"
+
+namespace cudalings {
+namespace {
+
+const char* colour_of(Verdict v) {
+    switch (v) {
+        case Verdict::Pass: return "\033[1;32m";
+        case Verdict::Skipped:
+        case Verdict::Suspect: return "\033[1;33m";
+        default: return "\033[1;31m";
+    }
+}
+
+std::string paint(const RenderOptions& o, const char* code, const std::string& text) {
+    return o.color ? std::string(code) + text + "\033[0m" : text;
+}
+
+std::string fixed(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+std::string format_rate(double gbps) {
+    return gbps >= 1000 ? fixed(gbps / 1000, 2) + " TB/s" : fixed(gbps, 1) + " GB/s";
+}
+
+void render_case(std::ostringstream& s, const CaseReport& c, const RenderOptions& o) {
+    s << "  " << paint(o, colour_of(c.verdict), "x") << " " << c.name << ": "
+      << name(c.verdict);
+    if (!c.reason.empty()) s << " (" << c.reason << ")";
+    if (c.wrong > 0) s << ", " << c.wrong << " of " << c.n << " wrong";
+    s << "\n";
+    if (!c.detail.empty()) s << "      " << c.detail << "\n";
+    for (const auto& m : c.first)
+        s << "      index " << m.index << ": got " << m.got << ", expected " << m.expected << "\n";
+}
+
+}  // namespace
+
+std::string format_time_us(double us) {
+    if (us >= 10000) return fixed(us / 1000, 2) + " ms";
+    return fixed(us, 1) + " µs";
+}
+
+std::string format_seed(std::uint64_t seed) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%016" PRIx64, seed);
+    return buf;
+}
+
+std::string render_text(const StepReport& r, const RenderOptions& o) {
+    std::ostringstream s;
+    s << paint(o, "\033[1m", r.step) << (r.title.empty() ? "" : " — " + r.title) << "\n";
+    if (r.verdict == Verdict::CompileError) {
+        s << "  compile  " << paint(o, colour_of(r.verdict), "failed") << "\n";
+        Diagnostic first = first_error(r.diagnostics);
+        if (!first.message.empty()) {
+            std::size_t errors = 0;
+            for (auto& d : r.diagnostics) errors += d.severity != "warning";
+            s << "  " << (first.file.empty() ? r.file : first.file);
+            if (first.line > 0) s << ":" << first.line;
+            s << ": " << first.severity << ": " << first.message << "\n";
+            if (errors > 1) s << "  (the first of " << errors << " errors; nvcc said:)\n";
+        }
+        std::istringstream lines(r.compiler_output);
+        std::string line;
+        int shown = 0;
+        while (std::getline(lines, line) && shown < 25) {
+            s << "    | " << line << "\n";
+            ++shown;
+        }
+        if (std::getline(lines, line)) s << "    | ...\n";
+    } else if (!r.diagnostics.empty() || r.compile_seconds > 0 || r.compile_cached) {
+        s << "  compile  ok " << (r.compile_cached ? "(cached)" : "(" + fixed(r.compile_seconds, 1) + " s)");
+        std::size_t warnings = r.diagnostics.size();
+        if (warnings) s << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
+        s << "\n";
+        for (std::size_t i = 0; i < r.diagnostics.size() && i < 3; ++i) {
+            const auto& d = r.diagnostics[i];
+            s << "    " << d.file << ":" << d.line << ": " << d.severity << ": " << d.message << "\n";
+        }
+    }
+    if (!r.gpu.empty()) s << "  gpu      " << r.gpu << "\n";
+    if (!r.cases.empty()) {
+        std::size_t ok = 0, run = 0;
+        for (const auto& c : r.cases) {
+            ok += c.verdict == Verdict::Pass;
+            run += c.verdict != Verdict::Skipped;
+        }
+        s << "  cases    " << ok << "/" << r.cases.size() << " correct";
+        if (run < r.cases.size()) s << " (" << r.cases.size() - run << " not run)";
+        s << "   seed " << format_seed(r.seed) << "\n";
+        int detailed = 0;
+        for (const auto& c : r.cases) {
+            if (c.verdict == Verdict::Pass && !o.verbose) continue;
+            if (c.verdict == Verdict::Skipped && !o.verbose) continue;
+            if (detailed++ < 3 || o.verbose) {
+                render_case(s, c, o);
+            } else {
+                s << "  x " << c.name << ": " << name(c.verdict)
+                  << (c.reason.empty() ? "" : " (" + c.reason + ")") << "\n";
+            }
+        }
+        for (const auto& c : r.cases) {
+            if (c.verdict != Verdict::Pass && !c.tolerance.empty()) {
+                s << "  tolerance: " << c.tolerance << "\n";
+                break;
+            }
+        }
+    }
+    if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
+    const TimingReport& t = r.timing;
+    if (t.present) {
+        s << "  time     n = " << format_size(t.n) << ": " << format_time_us(t.learner.median_us)
+          << " ±" << fixed(100 * t.learner.spread(), 1) << "%  " << format_rate(t.gbps(t.learner));
+        if (t.copy_gbps > 0)
+            s << "  " << fixed(t.percent_of_copy(t.learner), 1) << "% of copy bandwidth ("
+              << format_rate(t.copy_gbps) << ")";
+        s << "\n";
+        if (t.reference.present) {
+            double speed = t.speed_vs_reference();
+            s << "  ref      " << format_time_us(t.reference.median_us) << " ±"
+              << fixed(100 * t.reference.spread(), 1) << "%  " << format_rate(t.gbps(t.reference))
+              << "  -> yours runs at " << fixed(speed, 2) << "x the reference's speed\n";
+        }
+        if (t.copy_gbps > 0)
+            s << "  floor    " << format_time_us(t.floor_us()) << " (" << fixed(t.bytes / 1e9, 2)
+              << " GB at the copy rate)\n";
+        if (!t.note.empty()) s << "  note: " << t.note << "\n";
+    }
+    bool failed = r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped;
+    if (failed && !r.hint.empty()) s << "  hint: " << r.hint << "\n";
+    s << paint(o, colour_of(r.verdict), std::string(name(r.verdict)));
+    if (!r.reason.empty()) s << "  " << r.reason;
+    s << "\n";
+    if (failed && r.verdict != Verdict::CompileError && r.verdict != Verdict::InternalError &&
+        !r.cases.empty())
+        s << "  reproduce: " << o.command << " check " << r.step << " --seed " << format_seed(r.seed)
+          << "\n";
+    return s.str();
+}
+
+nlohmann::json to_json(const StepReport& r) {
+    using nlohmann::json;
+    json j;
+    j["step"] = r.step;
+    j["title"] = r.title;
+    j["file"] = r.file;
+    j["verdict"] = std::string(name(r.verdict));
+    j["reason"] = r.reason;
+    j["seed"] = format_seed(r.seed);
+    j["gpu"] = r.gpu;
+    j["seconds"] = r.seconds;
+    j["compile"] = {{"cached", r.compile_cached},
+                    {"seconds", r.compile_seconds},
+                    {"output", r.compiler_output}};
+    j["compile"]["diagnostics"] = json::array();
+    for (const auto& d : r.diagnostics)
+        j["compile"]["diagnostics"].push_back(
+            {{"file", d.file}, {"line", d.line}, {"severity", d.severity}, {"message", d.message}});
+    j["cases"] = json::array();
+    for (const auto& c : r.cases) {
+        json jc{{"index", c.index},     {"name", c.name},     {"n", c.n},
+                {"verdict", std::string(name(c.verdict))},   {"reason", c.reason},
+                {"detail", c.detail},   {"wrong", c.wrong},   {"unwritten", c.unwritten},
+                {"tolerance", c.tolerance}};
+        jc["first"] = json::array();
+        for (const auto& m : c.first)
+            jc["first"].push_back({{"index", m.index}, {"got", m.got}, {"expected", m.expected}});
+        j["cases"].push_back(jc);
+    }
+    j["pattern"] = r.pattern;
+    j["hint"] = r.hint;
+    if (r.timing.present) {
+        const auto& t = r.timing;
+        auto side = [&](const TimingSide& s) {
+            return json{{"median_us", s.median_us}, {"p25_us", s.p25_us}, {"p75_us", s.p75_us},
+                        {"min_us", s.min_us},       {"samples", s.samples}, {"stop", s.stop},
+                        {"gbps", t.gbps(s)},        {"percent_of_copy", t.percent_of_copy(s)}};
+        };
+        j["timing"] = {{"n", t.n}, {"bytes", t.bytes}, {"copy_gbps", t.copy_gbps},
+                       {"floor_us", t.floor_us()}, {"learner", side(t.learner)}, {"note", t.note}};
+        if (t.reference.present) {
+            j["timing"]["reference"] = side(t.reference);
+            j["timing"]["speed_vs_reference"] = t.speed_vs_reference();
+        }
+    } else {
+        j["timing"] = nullptr;
+    }
+    return j;
+}
+
+StepReport step_report_from_json(const nlohmann::json& j) {
+    StepReport r;
+    r.step = j.value("step", "");
+    r.title = j.value("title", "");
+    r.file = j.value("file", "");
+    parse_verdict(j.value("verdict", "INTERNAL_ERROR"), r.verdict);
+    r.reason = j.value("reason", "");
+    r.seed = std::stoull(j.value("seed", "0"), nullptr, 16);
+    r.gpu = j.value("gpu", "");
+    for (const auto& jc : j.value("cases", nlohmann::json::array())) {
+        CaseReport c;
+        c.index = jc.value("index", 0);
+        c.name = jc.value("name", "");
+        c.n = jc.value("n", std::uint64_t{0});
+        parse_verdict(jc.value("verdict", "SKIPPED"), c.verdict);
+        c.reason = jc.value("reason", "");
+        c.wrong = jc.value("wrong", std::uint64_t{0});
+        c.unwritten = jc.value("unwritten", std::uint64_t{0});
+        r.cases.push_back(c);
+    }
+    if (j.contains("timing") && j["timing"].is_object()) {
+        const auto& jt = j["timing"];
+        r.timing.present = true;
+        r.timing.n = jt.value("n", std::uint64_t{0});
+        r.timing.bytes = jt.value("bytes", 0.0);
+        r.timing.copy_gbps = jt.value("copy_gbps", 0.0);
+        r.timing.learner.present = true;
+        r.timing.learner.median_us = jt["learner"].value("median_us", 0.0);
+        if (jt.contains("reference")) {
+            r.timing.reference.present = true;
+            r.timing.reference.median_us = jt["reference"].value("median_us", 0.0);
+        }
+    }
+    return r;
+}
+
+}  // namespace cudalings

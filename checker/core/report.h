@@ -1,0 +1,94 @@
+// What a check found, and its two renderings: a short human summary and JSON for machines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "compile.h"
+#include "verdict.h"
+
+namespace cudalings {
+
+struct Mismatch {
+    std::uint64_t index = 0;
+    std::string got;
+    std::string expected;
+};
+
+struct CaseReport {
+    int index = 0;
+    std::string name;    // "n=33, uniform in [-1, 1)"
+    std::uint64_t n = 0;
+    Verdict verdict = Verdict::Skipped;
+    std::string reason;  // sub-reason: "values", "unwritten", "input modified", the CUDA error
+    std::string detail;  // one sentence for the learner
+    std::uint64_t wrong = 0;
+    std::uint64_t unwritten = 0;
+    std::vector<Mismatch> first;
+    std::string tolerance;
+};
+
+struct TimingSide {
+    bool present = false;
+    double median_us = 0;
+    double p25_us = 0;
+    double p75_us = 0;
+    double min_us = 0;
+    int samples = 0;
+    std::string stop;  // why sampling stopped
+    double spread() const { return median_us > 0 ? (p75_us - p25_us) / median_us : 0; }
+};
+
+struct TimingReport {
+    bool present = false;
+    std::uint64_t n = 0;
+    double bytes = 0;          // minimal bytes moved per call (reads + writes)
+    double copy_gbps = 0;      // this GPU's measured device-to-device copy rate (r + w)
+    TimingSide learner, reference;
+    std::string note;          // e.g. work found outside the given stream
+    double gbps(const TimingSide& s) const { return s.median_us > 0 ? bytes / s.median_us / 1e3 : 0; }
+    double percent_of_copy(const TimingSide& s) const { return copy_gbps > 0 ? 100 * gbps(s) / copy_gbps : 0; }
+    double floor_us() const { return copy_gbps > 0 ? bytes / copy_gbps / 1e3 : 0; }
+    // learner's speed relative to the reference: 1.10 means 10% faster than the reference
+    double speed_vs_reference() const {
+        return learner.median_us > 0 && reference.present ? reference.median_us / learner.median_us : 0;
+    }
+};
+
+struct StepReport {
+    std::string step;   // "01_vector_add/01_one_thread_per_element"
+    std::string title;
+    std::string file;   // the file that was checked
+    Verdict verdict = Verdict::InternalError;
+    std::string reason;      // the step's sub-reason, or what went wrong, in one line
+    std::uint64_t seed = 0;
+    std::string gpu;         // "NVIDIA H200" or empty
+    bool compile_cached = false;
+    double compile_seconds = 0;
+    std::vector<Diagnostic> diagnostics;
+    std::string compiler_output;  // capped
+    std::vector<CaseReport> cases;
+    std::string pattern;     // the size class that fails, when there is one
+    TimingReport timing;
+    std::string hint;
+    double seconds = 0;      // wall time of the whole check
+};
+
+struct RenderOptions {
+    bool color = false;
+    bool verbose = false;   // every case, not only failures
+    std::string command = "cudalings";
+};
+
+std::string render_text(const StepReport& r, const RenderOptions& options);
+nlohmann::json to_json(const StepReport& r);
+StepReport step_report_from_json(const nlohmann::json& j);  // for tests and batch tools
+
+// "781.2 µs", "1.23 ms"
+std::string format_time_us(double us);
+std::string format_seed(std::uint64_t seed);  // 16 hex digits
+
+}  // namespace cudalings

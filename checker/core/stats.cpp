@@ -1,0 +1,52 @@
+#include "stats.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace cudalings {
+
+double quantile(std::vector<double> values, double q) {
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    double pos = q * static_cast<double>(values.size() - 1);
+    auto lo = static_cast<std::size_t>(std::floor(pos));
+    auto hi = static_cast<std::size_t>(std::ceil(pos));
+    double frac = pos - static_cast<double>(lo);
+    return values[lo] + (values[hi] - values[lo]) * frac;
+}
+
+Summary summarize(const std::vector<double>& values) {
+    Summary s;
+    s.samples = values.size();
+    if (values.empty()) return s;
+    s.median = quantile(values, 0.5);
+    s.p25 = quantile(values, 0.25);
+    s.p75 = quantile(values, 0.75);
+    auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    s.min = *lo;
+    s.max = *hi;
+    return s;
+}
+
+StopReason should_stop(const StopRule& rule, const std::vector<double>& samples,
+                       double seconds_spent) {
+    if (samples.size() >= rule.max_samples) return StopReason::SampleCap;
+    if (samples.size() >= rule.min_samples && summarize(samples).spread() < rule.target_spread)
+        return StopReason::Converged;
+    // The time cap only ends sampling once the minimum count is there.
+    if (samples.size() >= rule.min_samples && seconds_spent >= rule.max_seconds)
+        return StopReason::TimeCap;
+    return StopReason::Continue;
+}
+
+const char* describe(StopReason reason) {
+    switch (reason) {
+        case StopReason::Continue: return "running";
+        case StopReason::Converged: return "spread below target";
+        case StopReason::SampleCap: return "sample cap";
+        case StopReason::TimeCap: return "time cap";
+    }
+    return "?";
+}
+
+}  // namespace cudalings

@@ -1,0 +1,38 @@
+// Summary statistics for timing samples, and the rule that says when to stop sampling.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace cudalings {
+
+struct Summary {
+    std::size_t samples = 0;
+    double median = 0;
+    double min = 0;
+    double max = 0;
+    double p25 = 0;
+    double p75 = 0;
+    // Relative spread: the interquartile range over the median (0.01 = 1%).
+    double spread() const { return median > 0 ? (p75 - p25) / median : 0; }
+};
+
+// Quantile with linear interpolation between order statistics (q in [0, 1]).
+double quantile(std::vector<double> values, double q);
+Summary summarize(const std::vector<double>& values);
+
+struct StopRule {
+    std::size_t min_samples = 15;
+    std::size_t max_samples = 200;
+    double target_spread = 0.01;  // stop once the relative spread is below this
+    double max_seconds = 2.0;     // or once this much time went into sampling
+};
+
+enum class StopReason { Continue, Converged, SampleCap, TimeCap };
+
+StopReason should_stop(const StopRule& rule, const std::vector<double>& samples,
+                       double seconds_spent);
+
+const char* describe(StopReason reason);
+
+}  // namespace cudalings

@@ -1,0 +1,213 @@
+#include "supervise.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+
+extern char** environ;
+
+namespace cudalings {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Pipe {
+    int read_end = -1;
+    int write_end = -1;
+    bool open() {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) != 0) return false;
+        read_end = fds[0];
+        write_end = fds[1];
+        return true;
+    }
+    void close_read() {
+        if (read_end >= 0) ::close(read_end);
+        read_end = -1;
+    }
+    void close_write() {
+        if (write_end >= 0) ::close(write_end);
+        write_end = -1;
+    }
+};
+
+// Append what is readable now; keep at most `cap` bytes, count the rest.
+// Returns false once the pipe reached end-of-file or failed.
+bool drain(int fd, CapturedStream& into, std::size_t cap) {
+    char buffer[65536];
+    ssize_t got = ::read(fd, buffer, sizeof buffer);
+    if (got < 0) return errno == EINTR || errno == EAGAIN;
+    if (got == 0) return false;
+    std::size_t n = static_cast<std::size_t>(got);
+    std::size_t room = into.head.size() < cap ? cap - into.head.size() : 0;
+    std::size_t keep = n < room ? n : room;
+    into.head.append(buffer, keep);
+    into.dropped += n - keep;
+    return true;
+}
+
+[[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildOptions& options,
+                             Pipe& out, Pipe& err, Pipe& channel, int report_fd) {
+    setpgid(0, 0);
+    // Default signal dispositions for the program we start.
+    signal(SIGPIPE, SIG_DFL);
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out.write_end, 1);
+    dup2(err.write_end, 2);
+    if (options.result_channel) dup2(channel.write_end, 3);
+    if (!options.working_dir.empty() && chdir(options.working_dir.c_str()) != 0) {
+        std::string message = "cannot enter " + options.working_dir + ": " + strerror(errno);
+        (void)!write(report_fd, message.data(), message.size());
+        _exit(127);
+    }
+    for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    std::string message = "cannot run " + argv[0] + ": " + strerror(errno);
+    (void)!write(report_fd, message.data(), message.size());
+    _exit(127);
+}
+
+}  // namespace
+
+ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options) {
+    ChildResult result;
+    if (argv.empty()) {
+        result.start_error = "no program given";
+        return result;
+    }
+    Pipe out, err, channel, exec_report;
+    if (!out.open() || !err.open() || !exec_report.open() ||
+        (options.result_channel && !channel.open())) {
+        result.start_error = std::string("pipe: ") + strerror(errno);
+        return result;
+    }
+    auto start = Clock::now();
+    pid_t pid = fork();
+    if (pid < 0) {
+        result.start_error = std::string("fork: ") + strerror(errno);
+        return result;
+    }
+    if (pid == 0) exec_child(argv, options, out, err, channel, exec_report.write_end);
+
+    setpgid(pid, pid);  // also done in the child: whichever runs first wins the race
+    out.close_write();
+    err.close_write();
+    channel.close_write();
+    exec_report.close_write();
+
+    // exec succeeded when the report pipe closes empty (it is close-on-exec).
+    std::string exec_error;
+    {
+        char buffer[512];
+        ssize_t got;
+        while ((got = ::read(exec_report.read_end, buffer, sizeof buffer)) > 0)
+            exec_error.append(buffer, static_cast<std::size_t>(got));
+        exec_report.close_read();
+    }
+
+    struct Watched {
+        int fd;
+        CapturedStream* into;
+        std::size_t cap;
+    };
+    std::vector<Watched> watched{{out.read_end, &result.out, options.output_cap},
+                                 {err.read_end, &result.err, options.output_cap}};
+    if (options.result_channel)
+        watched.push_back({channel.read_end, &result.channel, options.channel_cap});
+
+    auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(options.wall_seconds));
+    auto idle_limit = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(options.channel_idle_seconds));
+    Clock::time_point last_channel_data = start;
+    int status = 0;
+    bool reaped = false;
+    Clock::time_point reaped_at{};
+    while (true) {
+        if (!reaped) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid) {
+                reaped = true;
+                reaped_at = Clock::now();
+            }
+        }
+        bool any_open = false;
+        for (auto& w : watched) any_open = any_open || w.fd >= 0;
+        if (reaped && !any_open) break;
+        auto now = Clock::now();
+        // After the child is gone, give leftover writers (its own children) a moment only.
+        if (reaped && now - reaped_at > std::chrono::milliseconds(200)) {
+            kill(-pid, SIGKILL);
+            break;
+        }
+        bool idle = options.result_channel && options.channel_idle_seconds > 0 &&
+                    now - last_channel_data > idle_limit;
+        if (!reaped && (now >= deadline || idle)) {
+            result.timed_out = true;
+            result.idle_timeout = now < deadline;
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            reaped = true;
+            reaped_at = Clock::now();
+            continue;
+        }
+        std::vector<pollfd> fds;
+        for (auto& w : watched)
+            if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0});
+        int wait_ms = 20;
+        if (!fds.empty()) {
+            int ready = poll(fds.data(), fds.size(), wait_ms);
+            if (ready < 0 && errno != EINTR) break;
+            for (auto& p : fds) {
+                if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
+                for (auto& w : watched) {
+                    if (w.fd != p.fd) continue;
+                    if (w.into == &result.channel) last_channel_data = Clock::now();
+                    if (!drain(w.fd, *w.into, w.cap)) {
+                        ::close(w.fd);
+                        w.fd = -1;
+                    }
+                }
+            }
+        } else {
+            usleep(wait_ms * 1000);
+        }
+    }
+    // Leave nothing of the group behind, whatever happened.
+    kill(-pid, SIGKILL);
+    for (auto& w : watched)
+        if (w.fd >= 0) ::close(w.fd);
+    result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();
+
+    if (!exec_error.empty()) {
+        result.start_error = exec_error;
+        return result;
+    }
+    result.started = true;
+    if (!result.timed_out) {
+        if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
+    }
+    return result;
+}
+
+std::string describe_signal(int sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    const char* text = sigdescr_np(sig);
+    std::string out = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+    if (text) out += std::string(" (") + text + ")";
+    return out;
+}
+
+}  // namespace cudalings

@@ -1,0 +1,46 @@
+// Run a child program under supervision: its own process group, a wall-clock limit that
+// kills the whole group, stdout/stderr capped while streaming (the excess is drained and
+// counted, never stored), and an optional result channel on file descriptor 3.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace cudalings {
+
+struct ChildOptions {
+    double wall_seconds = 30.0;            // whole process group killed past this
+    std::size_t output_cap = 64 * 1024;    // bytes kept of stdout and of stderr each
+    bool result_channel = false;           // open a pipe on fd 3 in the child
+    std::size_t channel_cap = 16 << 20;    // bytes kept of the channel
+    double channel_idle_seconds = 0;       // > 0: time out when the channel is silent this long
+    std::string working_dir;               // empty: inherit
+    std::map<std::string, std::string> env;  // added to (or replacing in) the environment
+};
+
+struct CapturedStream {
+    std::string head;         // the first output_cap bytes
+    std::size_t dropped = 0;  // bytes read past the cap and thrown away
+};
+
+struct ChildResult {
+    bool started = false;
+    std::string start_error;  // why the program could not be started
+    bool timed_out = false;
+    bool idle_timeout = false;  // timed out because the result channel fell silent
+    int exit_code = -1;       // when it exited normally
+    int signal = 0;           // when a signal ended it
+    CapturedStream out, err, channel;
+    double wall_seconds = 0;
+
+    bool exited_ok() const { return started && !timed_out && signal == 0 && exit_code == 0; }
+};
+
+ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options);
+
+// "SIGSEGV (segmentation fault)" for 11, and so on.
+std::string describe_signal(int signal);
+
+}  // namespace cudalings

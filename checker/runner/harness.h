@@ -1,0 +1,153 @@
+// Building blocks every lesson spec uses: generated inputs that can prove they were not
+// modified, outputs with guard zones that are poisoned before every call, a device-side
+// comparison that reports the first mismatches, and the call wrapper that turns the
+// learner's CUDA errors into case results.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "device.h"
+
+namespace harness {
+
+// ---------------------------------------------------------------- input distributions
+enum class Dist {
+    Uniform,        // uniform in [-1, 1)
+    Wide,           // ±(1+u)·2^k, k in [-20, 20]: negative values, many magnitudes
+    Large,          // ±(1+u)·2^k, k in [60, 100]: large magnitudes
+    SmallIntegers,  // integers in [-100, 100]: sums are exact
+    AllEqual,       // one value repeated
+    Alternating,    // +x, -y, +z, ...: cancellation
+    Positive,       // uniform in [0, 1)
+};
+const char* describe(Dist d);
+
+// The value of element `index` of generated array `stream` for this seed: a counter-based
+// hash, so any element can be recomputed anywhere (on the device, for any n, in O(1)).
+__host__ __device__ float sample(Dist d, std::uint64_t base, std::uint64_t index);
+std::uint64_t stream_base(std::uint64_t seed, std::uint64_t stream);
+
+// ---------------------------------------------------------------- cases
+struct CaseDef {
+    std::uint64_t n = 0;
+    Dist dist = Dist::Uniform;
+    std::string name;  // "n=33, uniform in [-1, 1)"
+};
+// The standard size ladder, cycling through `dists`.
+std::vector<CaseDef> ladder(const std::vector<Dist>& dists);
+
+// ---------------------------------------------------------------- buffers
+inline constexpr std::uint32_t kPoisonBits = 0x7fdeadbfu;  // a quiet NaN no arithmetic makes
+inline constexpr unsigned char kGuardByte = 0xcd;
+inline constexpr std::size_t kFrontGuard = 256;  // keeps the data 256-byte aligned
+inline constexpr std::size_t kBackGuard = 64 * 1024;
+
+// A float input whose values are sample(dist, base, i).
+class Input {
+public:
+    Input(std::uint64_t n, Dist d, std::uint64_t seed, std::uint64_t stream, cudaStream_t s);
+    const float* get() const { return data_.get(); }
+    std::uint64_t size() const { return n_; }
+    // Elements that no longer hold their generated value.
+    std::uint64_t changed(cudaStream_t s) const;
+
+private:
+    std::uint64_t n_;
+    Dist dist_;
+    std::uint64_t base_;
+    dev::Array<float> data_;
+};
+
+struct GuardReport {
+    bool hit = false;
+    std::string side;             // "before" or "after"
+    std::uint64_t bytes = 0;      // guard bytes changed
+    std::uint64_t nearest = 0;    // distance in bytes from the data to the nearest change
+    std::uint64_t farthest = 0;
+};
+
+// 4-byte elements (float, int, unsigned) with guard zones on both sides.
+template <typename T>
+class Output {
+    static_assert(sizeof(T) == 4, "outputs are 4-byte elements");
+
+public:
+    explicit Output(std::uint64_t n);
+    ~Output();
+    Output(const Output&) = delete;
+    Output& operator=(const Output&) = delete;
+    T* get() const { return reinterpret_cast<T*>(base_ + kFrontGuard); }
+    std::uint64_t size() const { return n_; }
+    void poison(cudaStream_t s);  // every element := kPoisonBits, guards := kGuardByte
+    GuardReport check_guards(cudaStream_t s) const;
+
+private:
+    std::uint64_t n_;
+    unsigned char* base_;
+};
+
+// ---------------------------------------------------------------- comparison
+struct Tolerance {
+    bool exact = true;
+    double rel = 0;  // |got - expected| <= abs + rel * |expected|
+    double abs = 0;
+    std::string why;  // told to the learner
+};
+
+struct MismatchSample {
+    std::uint64_t index;
+    std::string got, expected;
+};
+
+struct Comparison {
+    std::uint64_t wrong = 0, unwritten = 0, first = 0, last = 0;
+    std::vector<MismatchSample> samples;  // the first few, by index
+};
+
+// got (4-byte floats, may hold the poison) against expected, both on the device.
+Comparison compare(const float* got, const float* expected, std::uint64_t n, const Tolerance& t,
+                   cudaStream_t s);
+// A single value computed in double, for reductions.
+Comparison compare_scalar(const float* got, double expected, const Tolerance& t);
+
+std::string format_value(float v);  // "0.123456791", "NaN (never written)", "inf"
+
+// ---------------------------------------------------------------- outcome of a case
+struct CaseOutcome {
+    std::string status = "pass";  // pass | wrong | memory | cuda_error
+    std::string reason;           // sub-reason
+    std::string detail;
+    Comparison cmp;
+    std::string tolerance;
+};
+
+// The usual order of checks after a call: guards, then inputs, then values.
+CaseOutcome judge(const GuardReport& guards, std::uint64_t inputs_changed,
+                  const Comparison& cmp, const Tolerance& t);
+
+// ---------------------------------------------------------------- calling the learner
+// A CUDA error raised by the learner's call (returned, or found at the device sync after it).
+struct LearnerError {
+    cudaError_t code;
+    bool returned;  // returned by the host function rather than found by the sync
+};
+
+class Ctx {
+public:
+    Ctx(cudaStream_t s, std::function<void(const char*)> emit) : stream(s), emit_(std::move(emit)) {}
+    cudaStream_t stream;
+    // Runs the learner's host function, then synchronizes the whole device. Throws
+    // LearnerError on any CUDA error.
+    void call(const std::function<cudaError_t()>& f);
+
+private:
+    std::function<void(const char*)> emit_;
+};
+
+}  // namespace harness

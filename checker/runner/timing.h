@@ -1,0 +1,34 @@
+// Timing the learner's step against the reference, interleaved, the same way for every
+// lesson: warm-up, an L2 flush before every sample, device events around the call, a
+// device-wide synchronize before the end timestamp is trusted, and a noise-based stop.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <functional>
+#include <string>
+
+#include "../core/stats.h"
+#include "spec.h"
+
+namespace runner {
+
+struct SideTiming {
+    cudalings::Summary summary;  // microseconds
+    std::string stop;
+};
+
+struct PairTiming {
+    SideTiming learner, reference;
+    bool has_reference = false;
+    std::string note;
+};
+
+// Throws harness::LearnerError when a learner call fails.
+PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference);
+
+// Device-to-device copy bandwidth in GB/s counting bytes read plus written (1 GiB copies).
+double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us);
+
+}  // namespace runner

@@ -1,0 +1,65 @@
+#include <catch2/catch_test_macros.hpp>
+
+#include "cases.h"
+
+using namespace cudalings;
+
+namespace {
+std::vector<SizeOutcome> outcomes(bool (*passes)(std::uint64_t)) {
+    std::vector<SizeOutcome> v;
+    for (auto n : standard_sizes()) v.push_back({n, passes(n)});
+    return v;
+}
+}  // namespace
+
+TEST_CASE("the size ladder has the edge cases that catch real bugs", "[cases]") {
+    auto sizes = standard_sizes();
+    const std::uint64_t must[] = {1, 31, 32, 33, 255, 256, 257, 1000, (1u << 20) + 3, 1u << 24,
+                                  1u << 28};
+    REQUIRE(sizes.size() == std::size(must));
+    for (std::size_t i = 0; i < sizes.size(); ++i) CHECK(sizes[i] == must[i]);
+    CHECK(sizes.back() == kTimedSize);
+}
+
+TEST_CASE("sizes print as a learner reads them", "[cases]") {
+    CHECK(format_size(1) == "1");
+    CHECK(format_size(1000) == "1000");
+    CHECK(format_size(1u << 28) == "2^28");
+    CHECK(format_size((1u << 20) + 3) == "2^20+3");
+    CHECK(format_size((1u << 24) - 1) == "2^24-1");
+}
+
+TEST_CASE("a bounds bug shows as 'not a multiple of the block size'", "[cases]") {
+    auto hint = size_pattern_hint(outcomes([](std::uint64_t n) { return n % 256 == 0; }));
+    CHECK(hint.find("not a multiple of 256") != std::string::npos);
+    CHECK(hint.find("bounds") != std::string::npos);
+}
+
+TEST_CASE("a missing float4 tail shows as 'not a multiple of 4'", "[cases]") {
+    auto hint = size_pattern_hint(outcomes([](std::uint64_t n) { return n % 4 == 0; }));
+    CHECK(hint.find("multiple of 4") != std::string::npos);
+    CHECK(hint.find("tail") != std::string::npos);
+}
+
+TEST_CASE("failures only at large sizes point at overflow or coverage", "[cases]") {
+    auto hint = size_pattern_hint(outcomes([](std::uint64_t n) { return n < (1u << 24); }));
+    CHECK(hint.find("2^24 and up") != std::string::npos);
+    auto small = size_pattern_hint(outcomes([](std::uint64_t n) { return n >= 256; }));
+    CHECK(small.find("below 256") != std::string::npos);
+}
+
+TEST_CASE("no pattern when everything passes, everything fails, or failures are scattered",
+          "[cases]") {
+    CHECK(size_pattern_hint(outcomes([](std::uint64_t) { return true; })).empty());
+    CHECK(size_pattern_hint(outcomes([](std::uint64_t) { return false; })).empty());
+    CHECK(size_pattern_hint(outcomes([](std::uint64_t n) { return n != 33 && n != 1000; })).empty());
+}
+
+TEST_CASE("mismatch shapes are described in words", "[cases]") {
+    CHECK(describe_mismatches({100, 100, 100, 0, 99}).find("Nothing was written") == 0);
+    auto tail = describe_mismatches({1000, 232, 232, 768, 999});
+    CHECK(tail.find("last 232 elements were never written") != std::string::npos);
+    CHECK(describe_mismatches({100, 100, 0, 0, 99}).find("Every element is wrong") == 0);
+    CHECK(describe_mismatches({100, 0, 0, 0, 0}).empty());
+    CHECK(describe_mismatches({100, 3, 3, 10, 50}).find("3 elements were never written") == 0);
+}

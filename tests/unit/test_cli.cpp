@@ -1,0 +1,92 @@
+// The CLI as a learner uses it, on any machine (no GPU needed): exit codes, list, hint, and
+// check's screen + compile stages.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli_support.h"
+
+using Catch::Matchers::ContainsSubstring;
+namespace fs = std::filesystem;
+
+using namespace test_support;
+
+TEST_CASE("usage errors exit 2", "[cli]") {
+    CHECK(cudalings({}).code == 2);
+    CHECK(cudalings({"frobnicate"}).code == 2);
+    CHECK(cudalings({"check", "--seed", "not-hex"}).code == 2);
+    CHECK(cudalings({"check", "99/1"}).code == 2);
+    CHECK(cudalings({"check", "1/1", "--all"}).code == 2);
+    auto outside = cudalings({"list"}, fresh_state_dir(), "/");
+    CHECK(outside.code == 2);
+    CHECK_THAT(outside.err, ContainsSubstring("not inside a course"));
+    CHECK(cudalings({"--help"}).code == 0);
+}
+
+TEST_CASE("list shows every lesson and step, and the next one", "[cli]") {
+    auto r = cudalings({"list"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring("01_vector_add"));
+    CHECK_THAT(r.out, ContainsSubstring("[next] 01_one_thread_per_element"));
+    CHECK_THAT(r.out, ContainsSubstring("0 of"));
+    auto j = nlohmann::json::parse(cudalings({"list", "--json"}).out);
+    CHECK(j["done"] == 0);
+    CHECK(j["steps"][0]["status"] == "next");
+}
+
+TEST_CASE("list works from any directory inside the course", "[cli]") {
+    auto r = cudalings({"list"}, fresh_state_dir(), std::string(CUDALINGS_SOURCE_DIR) + "/lessons/01_vector_add");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring("01_vector_add"));
+}
+
+TEST_CASE("hint prints the step's hint from the manifest", "[cli]") {
+    auto r = cudalings({"hint", "1/1"});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring("if (i < n)"));
+}
+
+TEST_CASE("a compile error is reported with the learner's file and line", "[cli]") {
+    auto root = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+                            "01_vector_add/01_one_thread_per_element.cu");
+    auto r = cudalings({"--root", root, "check", "1/1"});
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, ContainsSubstring("01_one_thread_per_element.cu:11: error:"));
+    CHECK_THAT(r.out, ContainsSubstring("\"blocks\""));
+    CHECK_THAT(r.out, ContainsSubstring("COMPILE_ERROR"));
+    auto j = nlohmann::json::parse(cudalings({"--root", root, "check", "1/1", "--json"}).out);
+    CHECK(j["results"][0]["verdict"] == "COMPILE_ERROR");
+    CHECK(j["results"][0]["compile"]["diagnostics"][0]["line"] == 11);
+    CHECK(j["failed"] == 1);
+    remove_course(root);
+}
+
+TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
+    auto root = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+                            "01_vector_add/01_one_thread_per_element.cu");
+    fs::remove(fs::path(root) / "lessons/01_vector_add/01_one_thread_per_element.cu");
+    auto r = cudalings({"--root", root, "check", "1/1"});
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, ContainsSubstring("missing"));
+    remove_course(root);
+}
+
+TEST_CASE("without a GPU, check compiles and then skips with exit code 77", "[cli]") {
+    if (gpu_present()) SKIP("a GPU is present: the no-GPU path is covered by CI");
+    auto state = fresh_state_dir();
+    auto r = cudalings({"check", "1/1"}, state);
+    CHECK(r.code == 77);
+    CHECK_THAT(r.out, ContainsSubstring("compile  ok"));
+    CHECK_THAT(r.out, ContainsSubstring("SKIPPED"));
+    CHECK_THAT(r.out, ContainsSubstring("need an NVIDIA GPU"));
+    // The second check of the same file is served from the compile cache.
+    auto again = cudalings({"check", "1/1"}, state);
+    CHECK_THAT(again.out, ContainsSubstring("(cached)"));
+    auto all = cudalings({"check", "--all", "--solutions"}, state);
+    CHECK(all.code == 77);
+    CHECK_THAT(all.out, ContainsSubstring("0 passed, 0 failed,"));
+}

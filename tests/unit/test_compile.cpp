@@ -1,0 +1,87 @@
+#include <catch2/catch_test_macros.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+
+#include "compile.h"
+
+using namespace cudalings;
+
+namespace {
+bool has(const std::vector<std::string>& v, const std::string& s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+}  // namespace
+
+TEST_CASE("nvcc command builds a shared object for the GPU present", "[compile]") {
+    CompileRequest r;
+    r.nvcc = "/usr/local/cuda/bin/nvcc";
+    r.source = "lessons/01_vector_add/01_one_thread_per_element.cu";
+    r.output = "/tmp/out.so";
+    r.include_dirs = {"lessons/01_vector_add", "lessons/common"};
+    r.arch = "sm_90";
+    auto cmd = nvcc_command(r);
+    REQUIRE(cmd.front() == r.nvcc);
+    CHECK(cmd.back() == r.source);
+    CHECK(has(cmd, "-arch=sm_90"));
+    CHECK(has(cmd, "-shared"));
+    CHECK(has(cmd, "-cudart=shared"));  // one CUDA runtime shared with the runner
+    CHECK(has(cmd, "-lineinfo"));
+    CHECK(has(cmd, "-std=c++17"));
+    CHECK(has(cmd, "-Ilessons/01_vector_add"));
+    auto out = std::find(cmd.begin(), cmd.end(), "-o");
+    REQUIRE(out != cmd.end());
+    CHECK(*(out + 1) == "/tmp/out.so");
+}
+
+TEST_CASE("without a GPU the command still names an architecture", "[compile]") {
+    CompileRequest r;
+    r.source = "x.cu";
+    r.output = "x.so";
+    CHECK(has(nvcc_command(r), "-arch=" + std::string(kCompileOnlyArch)));
+}
+
+TEST_CASE("the cache key changes with content, flags and compiler, not with the output path",
+          "[compile]") {
+    std::string src = "/tmp/cudalings_test_cache_key.cu";
+    { std::ofstream(src) << "// one\n"; }
+    CompileRequest r;
+    r.source = src;
+    r.output = "/tmp/a.so";
+    r.arch = "sm_90";
+    auto key = compile_cache_key(r, "nvcc 13.0", {});
+    CompileRequest moved = r;
+    moved.output = "/tmp/b.so";
+    CHECK(compile_cache_key(moved, "nvcc 13.0", {}) == key);
+    CompileRequest other_arch = r;
+    other_arch.arch = "sm_80";
+    CHECK(compile_cache_key(other_arch, "nvcc 13.0", {}) != key);
+    CHECK(compile_cache_key(r, "nvcc 12.9", {}) != key);
+    { std::ofstream(src) << "// two\n"; }
+    CHECK(compile_cache_key(r, "nvcc 13.0", {}) != key);
+    std::remove(src.c_str());
+}
+
+TEST_CASE("nvcc and host-compiler diagnostics are read back as file:line", "[compile]") {
+    std::string output =
+        "lessons/01_vector_add/01_one_thread_per_element.cu(23): error: identifier \"i\" is undefined\n"
+        "        c[i] = a[i] + b[i];\n"
+        "          ^\n"
+        "lessons/01_vector_add/01_one_thread_per_element.cu(12): warning #177-D: variable \"x\" was declared but never referenced\n"
+        "/tmp/x.cu:7:3: error: expected ';' before '}' token\n"
+        "ptxas error   : Entry function uses too much shared data\n"
+        "1 error detected in the compilation of \"x.cu\".\n";
+    auto d = parse_compiler_output(output);
+    REQUIRE(d.size() == 4);
+    CHECK(d[0].file == "lessons/01_vector_add/01_one_thread_per_element.cu");
+    CHECK(d[0].line == 23);
+    CHECK(d[0].severity == "error");
+    CHECK(d[0].message == "identifier \"i\" is undefined");
+    CHECK(d[1].severity == "warning");
+    CHECK(d[2].file == "/tmp/x.cu");
+    CHECK(d[2].line == 7);
+    CHECK(d[3].message.find("ptxas error") == 0);
+    CHECK(first_error(d).line == 23);
+    CHECK(first_error({d[1]}).message.empty());
+}

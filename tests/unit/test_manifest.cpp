@@ -1,0 +1,112 @@
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "course.h"
+#include "manifest.h"
+
+using namespace cudalings;
+
+namespace {
+const char* kCourse = R"({
+  "lessons": [
+    {"id": "01_vector_add", "title": "Vector add", "spec": "vector_add", "steps": [
+      {"id": "01_one_thread_per_element", "title": "One", "hint": "h1"},
+      {"id": "02_grid_stride_loop", "title": "Two", "hint": "h2"},
+      {"id": "03_float4", "title": "Three"}]},
+    {"id": "02_reduce", "title": "Reduce", "spec": "reduce", "steps": [
+      {"id": "01_interleaved", "title": "A", "timed": false},
+      {"id": "02_strided_index", "title": "B"}]}
+  ]
+})";
+
+std::vector<std::pair<std::size_t, std::size_t>> resolve(const Manifest& m, const std::string& t) {
+    std::string error;
+    auto refs = resolve_steps(m, t, &error);
+    std::vector<std::pair<std::size_t, std::size_t>> out;
+    if (refs)
+        for (auto& r : *refs) out.emplace_back(r.lesson, r.step);
+    return out;
+}
+}  // namespace
+
+TEST_CASE("the manifest gives lessons and steps in order", "[manifest]") {
+    Manifest m = parse_manifest(kCourse);
+    REQUIRE(m.lessons.size() == 2);
+    CHECK(m.lessons[0].spec == "vector_add");
+    CHECK(m.lessons[0].steps.size() == 3);
+    CHECK(m.lessons[0].steps[1].hint == "h2");
+    CHECK(m.lessons[0].steps[2].hint.empty());
+    CHECK(m.lessons[1].steps[0].timed == false);
+    CHECK(m.lessons[1].steps[1].timed == true);
+    CHECK(step_name(m, {1, 1}) == "02_reduce/02_strided_index");
+}
+
+TEST_CASE("malformed manifests are refused with a reason", "[manifest]") {
+    CHECK_THROWS_WITH(parse_manifest("{"), Catch::Matchers::ContainsSubstring("not valid JSON"));
+    CHECK_THROWS_WITH(parse_manifest("{}"), Catch::Matchers::ContainsSubstring("lessons"));
+    CHECK_THROWS(parse_manifest(R"({"lessons":[{"id":"x","spec":"s","steps":[]}]})"));
+    CHECK_THROWS(parse_manifest(R"({"lessons":[{"id":"x","steps":[{"id":"a"}]}]})"));
+}
+
+TEST_CASE("steps can be named in every way the docs promise", "[manifest]") {
+    Manifest m = parse_manifest(kCourse);
+    using P = std::vector<std::pair<std::size_t, std::size_t>>;
+    CHECK(resolve(m, "01_vector_add/02_grid_stride_loop") == P{{0, 1}});
+    CHECK(resolve(m, "01/02") == P{{0, 1}});
+    CHECK(resolve(m, "1/2") == P{{0, 1}});
+    CHECK(resolve(m, "1.3") == P{{0, 2}});
+    CHECK(resolve(m, "vector_add/3") == P{{0, 2}});
+    CHECK(resolve(m, "lessons/01_vector_add/03_float4.cu") == P{{0, 2}});
+    CHECK(resolve(m, "/home/me/course/solutions/02_reduce/01_interleaved.cu") == P{{1, 0}});
+    CHECK(resolve(m, "02") == P{{1, 0}, {1, 1}});
+    CHECK(resolve(m, "reduce") == P{{1, 0}, {1, 1}});
+    CHECK(resolve(m, "lessons/02_reduce/") == P{{1, 0}, {1, 1}});
+}
+
+TEST_CASE("unknown steps say what is wrong", "[manifest]") {
+    Manifest m = parse_manifest(kCourse);
+    std::string error;
+    CHECK_FALSE(resolve_steps(m, "7", &error));
+    CHECK_THAT(error, Catch::Matchers::ContainsSubstring("no lesson"));
+    CHECK_FALSE(resolve_steps(m, "1/9", &error));
+    CHECK_THAT(error, Catch::Matchers::ContainsSubstring("no step"));
+    CHECK_FALSE(resolve_steps(m, "", &error));
+}
+
+TEST_CASE("the course root is found from any directory below it", "[course]") {
+    namespace fs = std::filesystem;
+    fs::path root = fs::temp_directory_path() / "cudalings_root_test";
+    fs::remove_all(root);
+    fs::create_directories(root / "lessons" / "01_vector_add");
+    std::ofstream(root / "course.json") << kCourse;
+    auto found = find_course_root((root / "lessons" / "01_vector_add").string());
+    REQUIRE(found);
+    CHECK(fs::equivalent(*found, root));
+    CHECK_FALSE(find_course_root("/"));
+    fs::remove_all(root);
+}
+
+TEST_CASE("progress is saved atomically and read back", "[course]") {
+    namespace fs = std::filesystem;
+    fs::path dir = fs::temp_directory_path() / "cudalings_progress_test";
+    fs::remove_all(dir);
+    std::string file = (dir / "state" / "progress.json").string();
+    {
+        Progress p(file);
+        CHECK_FALSE(p.passed("01_vector_add/01_one_thread_per_element"));
+        p.mark_passed("01_vector_add/01_one_thread_per_element", "abc");
+        p.mark_passed("01_vector_add/02_grid_stride_loop", "def");
+        p.clear("01_vector_add/02_grid_stride_loop");
+        REQUIRE(p.save());
+    }
+    Progress again(file);
+    CHECK(again.passed("01_vector_add/01_one_thread_per_element"));
+    CHECK_FALSE(again.passed("01_vector_add/02_grid_stride_loop"));
+    std::ofstream(file) << "not json";
+    Progress damaged(file);  // a damaged file starts afresh rather than failing
+    CHECK_FALSE(damaged.passed("01_vector_add/01_one_thread_per_element"));
+    fs::remove_all(dir);
+}

@@ -1,0 +1,46 @@
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
+
+#include "stats.h"
+
+using namespace cudalings;
+using Catch::Approx;
+
+TEST_CASE("quantiles interpolate between order statistics", "[stats]") {
+    std::vector<double> v{5, 1, 4, 2, 3};
+    CHECK(quantile(v, 0.5) == 3);
+    CHECK(quantile(v, 0.0) == 1);
+    CHECK(quantile(v, 1.0) == 5);
+    CHECK(quantile(v, 0.25) == 2);
+    CHECK(quantile({1, 2, 3, 4}, 0.5) == Approx(2.5));
+    CHECK(quantile({}, 0.5) == 0);
+}
+
+TEST_CASE("summary: median, quartiles and relative spread", "[stats]") {
+    auto s = summarize({100, 101, 99, 100, 100, 150});  // one outlier
+    CHECK(s.samples == 6);
+    CHECK(s.median == Approx(100));
+    CHECK(s.min == 99);
+    CHECK(s.max == 150);
+    CHECK(s.spread() == Approx((s.p75 - s.p25) / 100));
+    CHECK(s.spread() < 0.02);  // the median and IQR ignore one outlier
+}
+
+TEST_CASE("stop rule: minimum count, noise target, sample and time caps", "[stats]") {
+    StopRule rule;
+    rule.min_samples = 15;
+    rule.max_samples = 40;
+    rule.target_spread = 0.01;
+    rule.max_seconds = 2;
+    std::vector<double> steady(10, 100.0);
+    CHECK(should_stop(rule, steady, 0.1) == StopReason::Continue);  // too few
+    steady.resize(15, 100.0);
+    CHECK(should_stop(rule, steady, 0.1) == StopReason::Converged);
+    std::vector<double> noisy;
+    for (int i = 0; i < 20; ++i) noisy.push_back(i % 2 ? 100 : 130);
+    CHECK(should_stop(rule, noisy, 0.1) == StopReason::Continue);
+    CHECK(should_stop(rule, noisy, 2.5) == StopReason::TimeCap);
+    noisy.resize(40, 130);
+    for (int i = 20; i < 40; ++i) noisy[i] = i % 2 ? 100 : 130;
+    CHECK(should_stop(rule, noisy, 0.1) == StopReason::SampleCap);
+}

@@ -1,0 +1,76 @@
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <csignal>
+
+#include "supervise.h"
+
+using namespace cudalings;
+
+namespace {
+std::string program(const char* name) { return std::string(CUDALINGS_TEST_PROGRAMS) + "/" + name; }
+}  // namespace
+
+TEST_CASE("a hanging child is killed at the wall-clock limit", "[supervise]") {
+    ChildOptions o;
+    o.wall_seconds = 0.5;
+    auto r = run_supervised({program("fixture_hang")}, o);
+    CHECK(r.started);
+    CHECK(r.timed_out);
+    CHECK_FALSE(r.exited_ok());
+    CHECK(r.wall_seconds < 5);
+}
+
+TEST_CASE("a silent result channel times out before the wall clock", "[supervise]") {
+    ChildOptions o;
+    o.wall_seconds = 30;
+    o.result_channel = true;
+    o.channel_idle_seconds = 0.3;
+    auto r = run_supervised({program("fixture_hang")}, o);
+    CHECK(r.timed_out);
+    CHECK(r.idle_timeout);
+    CHECK(r.wall_seconds < 5);
+}
+
+TEST_CASE("a crashing child reports its signal", "[supervise]") {
+    ChildOptions o;
+    auto segv = run_supervised({program("fixture_crash"), "segv"}, o);
+    CHECK(segv.started);
+    CHECK(segv.signal == SIGSEGV);
+    CHECK_THAT(describe_signal(segv.signal), Catch::Matchers::ContainsSubstring("SIGSEGV"));
+    auto abrt = run_supervised({program("fixture_crash"), "abort"}, o);
+    CHECK(abrt.signal == SIGABRT);
+}
+
+TEST_CASE("output floods are capped while streaming, and the whole group is killed",
+          "[supervise]") {
+    ChildOptions o;
+    o.output_cap = 4096;
+    o.wall_seconds = 20;
+    // 32 MiB on each stream, then a grandchild that writes forever
+    auto r = run_supervised({program("fixture_flood"), "32", "fork"}, o);
+    CHECK(r.started);
+    CHECK(r.exit_code == 3);
+    CHECK(r.out.head.size() == 4096);
+    CHECK(r.err.head.size() == 4096);
+    CHECK(r.out.dropped >= (32u << 20) - 4096);
+    CHECK(r.err.dropped == (32u << 20) - 4096);
+    CHECK_FALSE(r.timed_out);  // the grandchild did not hold the supervisor hostage
+}
+
+TEST_CASE("the result channel arrives on fd 3 and exit codes pass through", "[supervise]") {
+    ChildOptions o;
+    o.result_channel = true;
+    auto r = run_supervised({program("fixture_channel"), "5"}, o);
+    CHECK(r.channel.head == "{\"event\":\"hello\"}\n");
+    CHECK(r.exit_code == 5);
+    CHECK_FALSE(r.exited_ok());
+    auto ok = run_supervised({program("fixture_channel"), "0"}, o);
+    CHECK(ok.exited_ok());
+}
+
+TEST_CASE("a program that does not exist is reported, not run", "[supervise]") {
+    auto r = run_supervised({"/nonexistent/program"}, {});
+    CHECK_FALSE(r.started);
+    CHECK_THAT(r.start_error, Catch::Matchers::ContainsSubstring("cannot run"));
+}
