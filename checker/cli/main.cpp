@@ -175,6 +175,30 @@ int cmd_hint(const Options& o) {
     return exit_code::pass;
 }
 
+// Rows for every timed step that passed, then the lesson's library baselines, timed now.
+Staircase staircase(Checker& checker, const LessonInfo& lesson, const std::vector<StepReport>& reports) {
+    Staircase st;
+    st.lesson = lesson.id;
+    for (std::size_t s = 0; s < reports.size(); ++s) {
+        const auto& r = reports[s];
+        if (r.verdict != Verdict::Pass || !r.timing.present) continue;
+        st.rows.push_back({lesson.steps[s].id, lesson.steps[s].title, r.timing.learner.median_us,
+                           r.timing.bytes, false});
+        st.n = r.timing.n;
+        st.copy_gbps = r.timing.copy_gbps;
+    }
+    if (st.rows.empty()) return st;
+    for (const auto& b : lesson.baselines) {
+        auto t = checker.time_baseline(b);
+        if (!t.ok) {
+            std::cerr << "cudalings: baseline " << b.title << " not timed: " << t.error << "\n";
+            continue;
+        }
+        st.rows.push_back({b.title, b.title, t.side.median_us, t.bytes, true});
+    }
+    return st;
+}
+
 int cmd_check(const Options& o) {
     CoursePaths paths;
     Manifest m;
@@ -208,8 +232,11 @@ int cmd_check(const Options& o) {
     render.command = "./cudalings";
     int passed = 0, failed = 0, skipped = 0;
     nlohmann::json results = nlohmann::json::array();
+    nlohmann::json staircases = nlohmann::json::array();
+    std::vector<StepReport> lesson_reports;
     for (std::size_t i = 0; i < steps.size(); ++i) {
         StepReport r = checker.check(steps[i], o.solutions);
+        lesson_reports.push_back(r);
         if (r.verdict == Verdict::Pass) ++passed;
         else if (r.verdict == Verdict::Skipped) ++skipped;
         else ++failed;
@@ -225,9 +252,23 @@ int cmd_check(const Options& o) {
             if (i) std::cout << "\n";
             std::cout << render_text(r, render) << std::flush;
         }
+        // The end of a whole lesson: its staircase.
+        bool lesson_ends = i + 1 == steps.size() || steps[i + 1].lesson != steps[i].lesson;
+        if (lesson_ends) {
+            const LessonInfo& lesson = m.lessons[steps[i].lesson];
+            if (lesson_reports.size() == lesson.steps.size() && !o.no_time) {
+                auto st = staircase(checker, lesson, lesson_reports);
+                if (st.rows.size() >= 2) {
+                    if (o.json) staircases.push_back(to_json(st));
+                    else std::cout << "\n" << render_staircase(st, render) << std::flush;
+                }
+            }
+            lesson_reports.clear();
+        }
     }
     if (o.json) {
         std::cout << nlohmann::json{{"results", results},
+                                    {"staircases", staircases},
                                     {"passed", passed},
                                     {"failed", failed},
                                     {"skipped", skipped}}

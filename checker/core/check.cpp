@@ -329,7 +329,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     std::map<int, CaseReport> cases;
     const int max_children = 4;
     for (int child_index = 0; child_index < max_children; ++child_index) {
-        std::vector<std::string> argv{paths_.runner(), "check",  "--spec", lesson.spec,
+        std::vector<std::string> argv{paths_.runner(), "check",  "--spec", step.spec,
                                       "--step",        object,   "--seed", format_seed(report.seed),
                                       "--first-case",  std::to_string(next_case)};
         if (has_reference) {
@@ -489,6 +489,36 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         }
     }
     report.verdict = verdict;
+}
+
+Checker::BaselineTiming Checker::time_baseline(const BaselineInfo& baseline) {
+    BaselineTiming result;
+    if (!gpu().present) {
+        result.error = "no GPU";
+        return result;
+    }
+    say("timing " + baseline.title);
+    ChildOptions o;
+    o.wall_seconds = options_.runner_seconds;
+    o.channel_idle_seconds = options_.case_idle_seconds;
+    o.result_channel = true;
+    auto child = run_supervised({paths_.runner(), "baseline", "--spec", baseline.spec, "--name",
+                                 baseline.name, "--seed", format_seed(options_.seed)},
+                                o);
+    for (const auto& e : parse_events(child.channel.head)) {
+        std::string kind = e.value("event", "");
+        if (kind == "timing") {
+            result.side = side_from_json(e.value("learner", json()));
+            result.bytes = e.value("bytes", 0.0);
+            result.n = e.value("n", std::uint64_t{0});
+            result.ok = e.value("verified", false);
+            if (!result.ok) result.error = "its output did not verify";
+        } else if (kind == "internal_error") {
+            result.error = e.value("message", "");
+        }
+    }
+    if (!result.ok && result.error.empty()) result.error = describe_end(child, options_.case_idle_seconds);
+    return result;
 }
 
 StepReport Checker::check(const StepRef& ref, bool solution_file) {

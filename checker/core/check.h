@@ -41,6 +41,16 @@ public:
     // The measured copy bandwidth of this GPU (cached per GPU), 0 when unknown.
     double copy_bandwidth_gbps();
 
+    // Times a library baseline of a lesson (e.g. CUB) in a child process.
+    struct BaselineTiming {
+        bool ok = false;
+        std::string error;
+        TimingSide side;
+        double bytes = 0;
+        std::uint64_t n = 0;
+    };
+    BaselineTiming time_baseline(const BaselineInfo& baseline);
+
     const Manifest& manifest() const { return manifest_; }
     const CoursePaths& paths() const { return paths_; }
     void set_progress_callback(std::function<void(const std::string&)> cb) { progress_ = std::move(cb); }

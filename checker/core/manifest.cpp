@@ -24,14 +24,25 @@ Manifest parse_manifest(std::string_view text) {
         LessonInfo lesson;
         lesson.id = jl.at("id").get<std::string>();
         lesson.title = jl.value("title", lesson.id);
-        lesson.spec = jl.at("spec").get<std::string>();
+        lesson.spec = jl.value("spec", "");
         for (const auto& js : jl.at("steps")) {
             StepInfo step;
             step.id = js.at("id").get<std::string>();
             step.title = js.value("title", step.id);
             step.hint = js.value("hint", "");
             step.timed = js.value("timed", true);
+            step.spec = js.value("spec", lesson.spec);
+            if (step.spec.empty())
+                throw std::runtime_error("course.json: step " + lesson.id + "/" + step.id +
+                                         " has no spec (give one to the lesson or the step)");
             lesson.steps.push_back(step);
+        }
+        for (const auto& jb : jl.value("baselines", nlohmann::json::array())) {
+            BaselineInfo b;
+            b.spec = jb.value("spec", lesson.spec);
+            b.name = jb.at("name").get<std::string>();
+            b.title = jb.value("title", b.name);
+            lesson.baselines.push_back(b);
         }
         if (lesson.steps.empty())
             throw std::runtime_error("course.json: lesson " + lesson.id + " has no steps");

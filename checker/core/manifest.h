@@ -14,6 +14,14 @@ struct StepInfo {
     std::string title;  // "Grid-stride loop"
     std::string hint;
     bool timed = true;  // false: correctness only
+    std::string spec;   // the runner's spec for this step (defaults to the lesson's)
+};
+
+// A library routine timed beside a lesson's steps (e.g. cub::DeviceReduce::Sum).
+struct BaselineInfo {
+    std::string spec;   // the runner spec that provides it
+    std::string name;   // its name within that spec
+    std::string title;  // "cub::DeviceReduce::Sum"
 };
 
 struct LessonInfo {
@@ -21,6 +29,7 @@ struct LessonInfo {
     std::string title;   // "Vector add"
     std::string spec;    // the runner's spec for this lesson: "vector_add"
     std::vector<StepInfo> steps;
+    std::vector<BaselineInfo> baselines;
 };
 
 struct Manifest {

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cinttypes>
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -148,6 +149,53 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         s << "  reproduce: " << o.command << " check " << r.step << " --seed " << format_seed(r.seed)
           << "\n";
     return s.str();
+}
+
+std::string render_staircase(const Staircase& st, const RenderOptions& o) {
+    std::ostringstream s;
+    s << paint(o, "\033[1m", st.lesson + " staircase") << " (n = " << format_size(st.n)
+      << ", median of each)\n";
+    std::size_t width = 4;
+    for (const auto& r : st.rows) width = std::max(width, r.label.size());
+    auto pad = [&](const std::string& text) { return text + std::string(width - text.size() + 2, ' '); };
+    s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev\n";
+    double first = 0, previous = 0;
+    for (const auto& r : st.rows) {
+        double gbps = r.median_us > 0 ? r.bytes / r.median_us / 1e3 : 0;
+        char line[160];
+        std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%", format_time_us(r.median_us).c_str(),
+                      format_rate(gbps).c_str(), st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0);
+        s << "  " << pad(r.label) << line;
+        if (first > 0) {
+            std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", first / r.median_us, previous / r.median_us);
+            s << line;
+        } else {
+            s << "     1.00x        -";
+        }
+        s << "\n";
+        if (first == 0) first = r.median_us;
+        previous = r.median_us;
+    }
+    return s.str();
+}
+
+nlohmann::json to_json(const Staircase& st) {
+    nlohmann::json rows = nlohmann::json::array();
+    double first = 0, previous = 0;
+    for (const auto& r : st.rows) {
+        double gbps = r.median_us > 0 ? r.bytes / r.median_us / 1e3 : 0;
+        rows.push_back({{"label", r.label},
+                        {"title", r.title},
+                        {"baseline", r.baseline},
+                        {"median_us", r.median_us},
+                        {"gbps", gbps},
+                        {"percent_of_copy", st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0},
+                        {"vs_first", first > 0 ? first / r.median_us : 1.0},
+                        {"vs_previous", previous > 0 ? previous / r.median_us : 1.0}});
+        if (first == 0) first = r.median_us;
+        previous = r.median_us;
+    }
+    return {{"lesson", st.lesson}, {"n", st.n}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
 }
 
 nlohmann::json to_json(const StepReport& r) {

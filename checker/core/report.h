@@ -84,6 +84,24 @@ struct RenderOptions {
 };
 
 std::string render_text(const StepReport& r, const RenderOptions& options);
+
+// The staircase: every timed step of a lesson that passed, in order, then the library
+// baselines measured in the same run — the table that shows what each idea buys.
+struct StaircaseRow {
+    std::string label;   // "01_interleaved" or "cub::DeviceReduce::Sum"
+    std::string title;
+    double median_us = 0;
+    double bytes = 0;
+    bool baseline = false;
+};
+struct Staircase {
+    std::string lesson;
+    double copy_gbps = 0;
+    std::uint64_t n = 0;
+    std::vector<StaircaseRow> rows;
+};
+std::string render_staircase(const Staircase& s, const RenderOptions& options);
+nlohmann::json to_json(const Staircase& s);
 nlohmann::json to_json(const StepReport& r);
 StepReport step_report_from_json(const nlohmann::json& j);  // for tests and batch tools
 

@@ -8,6 +8,7 @@
 //   cudalings-runner copy-bandwidth
 //   cudalings-runner check --spec NAME --step FILE.so [--reference FILE.so] --seed HEX
 //                          [--first-case K] [--time]
+//   cudalings-runner baseline --spec NAME --name BASELINE --seed HEX
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -137,7 +138,7 @@ int copy_bandwidth() {
 }
 
 struct CheckArgs {
-    std::string spec, step, reference;
+    std::string spec, step, reference, baseline;
     std::uint64_t seed = 0;
     int first_case = 0;
     bool time = false;
@@ -242,12 +243,45 @@ int check(const CheckArgs& args) {
     return 0;
 }
 
+// Times a library baseline of a spec alone, and verifies its output.
+int baseline(const CheckArgs& args) {
+    runner::Spec* spec = runner::find_spec(args.spec);
+    if (!spec) {
+        emit({{"event", "internal_error"}, {"message", "the runner has no spec " + args.spec}});
+        return 1;
+    }
+    for (const auto& b : spec->baselines()) {
+        if (b.name != args.baseline) continue;
+        dev::Properties props = dev::probe();
+        if (props.count == 0) {
+            emit({{"event", "internal_error"}, {"message", "no GPU"}});
+            return 1;
+        }
+        cudaStream_t stream = dev::create_stream();
+        emit_event("timing_start");
+        auto run = b.make(stream, args.seed);
+        dev::sync_device();
+        auto t = runner::time_pair(*run, stream, props.l2_bytes, false);
+        auto verified = run->verify_learner(stream);
+        emit({{"event", "timing"}, {"n", run->n}, {"bytes", run->bytes},
+              {"learner", summary_json(t.learner)}, {"note", t.note},
+              {"verified", verified.status == "pass"}, {"verify", outcome_json(verified)}});
+        emit_event("done");
+        dev::destroy_stream(stream);
+        return 0;
+    }
+    emit({{"event", "internal_error"},
+          {"message", "spec " + args.spec + " has no baseline " + args.baseline}});
+    return 1;
+}
+
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr,
                  "cudalings-runner: %s\n"
                  "usage: cudalings-runner probe | copy-bandwidth | list-specs |\n"
                  "       check --spec NAME --step FILE.so [--reference FILE.so] --seed HEX "
                  "[--first-case K] [--time]\n"
+                 "       baseline --spec NAME --name BASELINE --seed HEX\n"
                  "(the runner is started by `cudalings check`; results go to fd 3)\n",
                  why);
     std::exit(2);
@@ -266,7 +300,7 @@ int main(int argc, char** argv) {
             for (const auto& n : runner::spec_names()) std::printf("%s\n", n.c_str());
             return 0;
         }
-        if (command != "check") usage("unknown command");
+        if (command != "check" && command != "baseline") usage("unknown command");
         CheckArgs args;
         for (int i = 2; i < argc; ++i) {
             std::string a = argv[i];
@@ -280,7 +314,12 @@ int main(int argc, char** argv) {
             else if (a == "--seed") args.seed = std::strtoull(value().c_str(), nullptr, 16);
             else if (a == "--first-case") args.first_case = std::atoi(value().c_str());
             else if (a == "--time") args.time = true;
+            else if (a == "--name") args.baseline = value();
             else usage(("unknown option " + a).c_str());
+        }
+        if (command == "baseline") {
+            if (args.spec.empty() || args.baseline.empty()) usage("baseline needs --spec and --name");
+            return baseline(args);
         }
         if (args.spec.empty() || args.step.empty()) usage("check needs --spec and --step");
         return check(args);

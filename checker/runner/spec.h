@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,13 @@ struct TimedRun {
     virtual harness::CaseOutcome verify_learner(cudaStream_t s) = 0;
 };
 
+// A library routine timed beside the lesson's steps (e.g. cub::DeviceReduce::Sum). Its
+// TimedRun's learner() calls the library; reference() is not used.
+struct Baseline {
+    std::string name;
+    std::unique_ptr<TimedRun> (*make)(cudaStream_t s, std::uint64_t seed);
+};
+
 class Spec {
 public:
     virtual ~Spec() = default;
@@ -37,6 +45,7 @@ public:
     // `reference` may be null (no prebuilt reference): then only the learner is timed.
     virtual std::unique_ptr<TimedRun> prepare_timing(cudaStream_t s, void* fn, void* reference,
                                                      std::uint64_t seed) = 0;
+    virtual std::vector<Baseline> baselines() const { return {}; }
 };
 
 bool register_spec(Spec* (*make)());
