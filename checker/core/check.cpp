@@ -391,7 +391,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                                     e["verify"].value("reason", std::string("values")) +
                                     "): every timed call must compute the result";
                 }
-            } else if (kind == "timing_start") {
+            } else if (kind == "timing_start" || kind == "tick") {
                 phase = "timing";
             } else if (kind == "timing_error") {
                 timing_failure = Verdict::Crash;
@@ -438,7 +438,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                             (child.err.head.empty() ? "" : " — " + child.err.head.substr(0, 400));
             return;
         }
-        if (done || total < 0 || next_case >= total) break;
+        // A hang is almost always in every case: one timeout is enough, do not wait for more.
+        if (done || total < 0 || next_case >= total || child.timed_out) break;
     }
     // Cases never reached (too many crashes) are listed as not run.
     for (int i = 0; i < total; ++i) {
@@ -447,7 +448,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             c.index = i;
             c.name = "case " + std::to_string(i);
             c.verdict = Verdict::Skipped;
-            c.reason = "not run after earlier crashes";
+            c.reason = "not run: an earlier case crashed or hung";
             cases[i] = c;
         }
     }

@@ -42,8 +42,9 @@ void render_case(std::ostringstream& s, const CaseReport& c, const RenderOptions
     if (c.wrong > 0) s << ", " << c.wrong << " of " << c.n << " wrong";
     s << "\n";
     if (!c.detail.empty()) s << "      " << c.detail << "\n";
+    std::size_t shown = 0;
     for (const auto& m : c.first)
-        s << "      index " << m.index << ": got " << m.got << ", expected " << m.expected << "\n";
+        if (shown++ < 3 || o.verbose) s << "      index " << m.index << ": got " << m.got << ", expected " << m.expected << "\n";
 }
 
 }  // namespace
@@ -105,7 +106,7 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         for (const auto& c : r.cases) {
             if (c.verdict == Verdict::Pass && !o.verbose) continue;
             if (c.verdict == Verdict::Skipped && !o.verbose) continue;
-            if (detailed++ < 3 || o.verbose) {
+            if (detailed++ < 2 || o.verbose) {
                 render_case(s, c, o);
             } else {
                 s << "  x " << c.name << ": " << name(c.verdict)

@@ -151,3 +151,41 @@ private:
 };
 
 }  // namespace harness
+
+// ---- lesson 04 additions
+namespace harness {
+
+// Statistics of a run of floats, computed on the device: the sums in double precision (their
+// own rounding, about 1e-16 relative, is far below any float tolerance; integer data sum
+// exactly), max, min and argmax exactly.
+struct SegmentStats {
+    double sum = 0;            // the sum of the elements
+    double abs_sum = 0;        // the sum of their magnitudes: it bounds the rounding error of
+                               // any float sum of them (see a lesson spec's tolerance)
+    float max = 0, min = 0;    // the largest and smallest element
+    std::uint64_t argmax = 0;  // the smallest index i (global) with x[i] == max
+};
+
+// One SegmentStats per run of `segment` consecutive elements of x (the last run may be
+// shorter), written to the device array `out` of ceil(n / segment) entries. One thread walks
+// each run in index order: meant for short runs (a warp, a block), not for the whole array.
+void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, SegmentStats* out,
+                   cudaStream_t s);
+
+// The statistics of the whole array (n >= 1), returned to the host. The same bits on every
+// call: per-block partials are combined in a fixed order.
+SegmentStats array_stats(const float* x, std::uint64_t n, cudaStream_t s);
+
+// Float results against double values with a bound per element, on the device: element i
+// passes when |got[i] - expected[i]| <= bound[i] (a NaN never does; bound 0 asks for the exact
+// value).
+Comparison compare_within(const float* got, const double* expected, const double* bound,
+                          std::uint64_t n, cudaStream_t s);
+
+// 4-byte unsigned integers (indices, counts) that must match exactly, on the device. An element
+// still holding kPoisonBits counts as unwritten.
+Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, std::uint64_t n,
+                       cudaStream_t s);
+
+}  // namespace harness
+// ---- end of lesson 04 additions

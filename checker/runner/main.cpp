@@ -223,7 +223,8 @@ int check(const CheckArgs& args) {
         try {
             auto run = spec->prepare_timing(stream, fn, reference, args.seed ^ 0x7157ull);
             dev::sync_device();
-            auto t = runner::time_pair(*run, stream, props.l2_bytes, reference != nullptr);
+            auto t = runner::time_pair(*run, stream, props.l2_bytes, reference != nullptr,
+                                       [] { emit_event("tick"); });
             auto verified = run->verify_learner(stream);
             json timing{{"event", "timing"}, {"n", run->n}, {"bytes", run->bytes},
                         {"learner", summary_json(t.learner)}, {"note", t.note},
@@ -261,7 +262,7 @@ int baseline(const CheckArgs& args) {
         emit_event("timing_start");
         auto run = b.make(stream, args.seed);
         dev::sync_device();
-        auto t = runner::time_pair(*run, stream, props.l2_bytes, false);
+        auto t = runner::time_pair(*run, stream, props.l2_bytes, false, [] { emit_event("tick"); });
         auto verified = run->verify_learner(stream);
         emit({{"event", "timing"}, {"n", run->n}, {"bytes", run->bytes},
               {"learner", summary_json(t.learner)}, {"note", t.note},

@@ -66,7 +66,8 @@ double time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
 
 }  // namespace
 
-PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference) {
+PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference,
+                     const std::function<void()>& tick) {
     L2Flush flush(l2_bytes);
     auto learner = [&](cudaStream_t st) { return run.learner(st); };
     auto reference = [&](cudaStream_t st) { return run.reference(st); };
@@ -79,6 +80,9 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         time_one(learner, s, &ignored);
         if (with_reference) time_one(reference, s, &ignored);
         ++rounds;
+        if (tick) tick();
+        // A very slow step (seconds per call) warms up in three rounds; no need for more.
+        if (Clock::now() - warm_start > std::chrono::seconds(2)) break;
     }
 
     cudalings::StopRule rule;
@@ -99,6 +103,11 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         if (mine_stop != cudalings::StopReason::Continue &&
             their_stop != cudalings::StopReason::Continue)
             break;
+        // A step so slow that 15 samples would take long: a hard cap, with at least 3 samples.
+        if (spent > 4 * rule.max_seconds && mine.size() >= 3) {
+            mine_stop = their_stop = cudalings::StopReason::TimeCap;
+            break;
+        }
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
         mine.push_back(time_one(learner, s, &outside));
@@ -106,6 +115,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             flush.run(s);
             theirs.push_back(time_one(reference, s, &ref_outside));
         }
+        if (tick) tick();
     }
     PairTiming t;
     t.learner.summary = cudalings::summarize(mine);

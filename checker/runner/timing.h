@@ -26,7 +26,9 @@ struct PairTiming {
 };
 
 // Throws harness::LearnerError when a learner call fails.
-PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference);
+// `tick` is called after every sample (a heartbeat for the supervisor).
+PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference,
+                     const std::function<void()>& tick = {});
 
 // Device-to-device copy bandwidth in GB/s counting bytes read plus written (1 GiB copies).
 double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us);
