@@ -38,6 +38,7 @@ struct Options {
     bool solutions = false;
     bool no_time = false;
     bool verbose = false;
+    double compile_timeout = 120;
     std::string seed;
     std::string step;
 };
@@ -212,6 +213,7 @@ int cmd_check(const Options& o) {
     }
     CheckOptions options;
     options.timing = !o.no_time;
+    options.compile_seconds = o.compile_timeout;
     if (!o.seed.empty()) {
         char* end = nullptr;
         options.seed = std::strtoull(o.seed.c_str(), &end, 16);
@@ -300,6 +302,8 @@ int main(int argc, char** argv) {
     check->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
     check->add_flag("--no-time", o.no_time, "correctness only");
     check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
+    check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
+        ->check(CLI::PositiveNumber);
     auto* hint = app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");
     hint->add_option("step", o.step, "the step");
 

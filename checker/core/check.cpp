@@ -8,13 +8,18 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <thread>
 #include <sstream>
 
 #include "cases.h"
 #include "compile.h"
 #include "hash.h"
+#include "policy.h"
 #include "supervise.h"
 
+#ifndef CUDALINGS_SOURCE_DIR
+#define CUDALINGS_SOURCE_DIR "/nonexistent"
+#endif
 #ifndef CUDALINGS_DEFAULT_NVCC
 #define CUDALINGS_DEFAULT_NVCC "nvcc"
 #endif
@@ -151,6 +156,29 @@ std::string describe_end(const ChildResult& child, double idle_seconds) {
     return "the process exited (code " + std::to_string(child.exit_code) + ") in the middle of the case";
 }
 
+// Preprocess the file twice (the device pass and the host pass: code can hide behind
+// __CUDA_ARCH__) and screen both. A file that does not preprocess is left to the build.
+std::optional<PolicyViolation> screen_file(const CompileRequest& request, const PolicyRules& rules,
+                                           const std::string& scratch) {
+    for (bool host : {false, true}) {
+        std::string out = scratch + (host ? ".host.ii" : ".device.ii");
+        auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
+        cmd.insert(cmd.begin() + 1, std::string("-arch=") +
+                                        (request.arch.empty() ? std::string(kCompileOnlyArch) : request.arch));
+        if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
+        ChildOptions o;
+        o.wall_seconds = 60;
+        auto child = run_supervised(cmd, o);
+        bool ok = false;
+        std::string text = read_file(out, &ok);
+        std::error_code ec;
+        fs::remove(out, ec);
+        if (!child.exited_ok() || !ok) continue;
+        if (auto v = screen_preprocessed(text, rules)) return v;
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 std::uint64_t fresh_seed() {
@@ -250,8 +278,8 @@ double Checker::copy_bandwidth_gbps() {
     return *copy_gbps_;
 }
 
-bool Checker::compile(const LessonInfo& lesson, const std::string& source, StepReport& report,
-                      std::string& object) {
+bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
+                      bool solution_file, StepReport& report, std::string& object) {
     CompileRequest request;
     request.nvcc = nvcc();
     request.source = source;
@@ -283,8 +311,26 @@ bool Checker::compile(const LessonInfo& lesson, const std::string& source, StepR
     o.output_cap = 64 * 1024;
     say("compiling " + source);
     auto start = Clock::now();
+    // The policy screen reads the preprocessed file (device and host views) while nvcc builds.
+    PolicyRules rules;
+    rules.forbidden_libraries = step.forbid;
+    rules.screened_dirs = {paths_.root};
+    if (!solution_file) rules.forbidden_dirs.push_back(paths_.root + "/solutions");
+    rules.forbidden_dirs.push_back(std::string(CUDALINGS_SOURCE_DIR) + "/checker");
+    rules.forbidden_dirs.push_back(paths_.tool_dir);
+    std::optional<PolicyViolation> violation;
+    std::thread screen([&] { violation = screen_file(request, rules, temporary); });
     auto child = run_supervised(nvcc_command(request), o);
+    screen.join();
     report.compile_seconds = seconds_since(start);
+    if (violation) {
+        std::error_code ec;
+        fs::remove(temporary, ec);
+        report.verdict = Verdict::Rejected;
+        report.reason = violation->rule + ": " + violation->detail;
+        report.compiler_output.clear();
+        return false;
+    }
     std::string output = child.err.head + child.out.head;
     report.compiler_output = output;
     report.diagnostics = parse_compiler_output(output);
@@ -386,10 +432,18 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                 report.timing.reference = side_from_json(e.value("reference", json()));
                 report.timing.note = e.value("note", "");
                 if (!e.value("verified", false)) {
-                    timing_failure = Verdict::Wrong;
-                    timing_reason = "the output of a timed call was wrong (" +
-                                    e["verify"].value("reason", std::string("values")) +
-                                    "): every timed call must compute the result";
+                    const json& v = e["verify"];
+                    timing_failure = v.value("status", "") == "memory" ? Verdict::MemoryError
+                                                                       : Verdict::Wrong;
+                    timing_reason = "timed call " + std::to_string(e.value("failed_sample", 0) + 1) +
+                                    " (fresh inputs, n = " + format_size(report.timing.n) +
+                                    ") was wrong: " + v.value("reason", std::string("values")) +
+                                    " — every timed call must compute the result";
+                } else if (e.value("outside_stream", false)) {
+                    timing_failure = Verdict::Suspect;
+                    timing_reason = "work went on after the step's stream was done (another "
+                                    "stream?): all GPU work must go on the stream the step is "
+                                    "given; the time counts until the whole device was idle";
                 }
             } else if (kind == "timing_start" || kind == "tick") {
                 phase = "timing";
@@ -542,7 +596,7 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         return finish();
     }
     std::string object;
-    if (!compile(lesson, report.file, report, object)) return finish();
+    if (!compile(lesson, step, report.file, solution_file, report, object)) return finish();
     const GpuInfo& g = gpu();
     if (!g.present) {
         report.verdict = Verdict::Skipped;

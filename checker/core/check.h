@@ -56,8 +56,8 @@ public:
     void set_progress_callback(std::function<void(const std::string&)> cb) { progress_ = std::move(cb); }
 
 private:
-    bool compile(const LessonInfo& lesson, const std::string& source, StepReport& report,
-                 std::string& object);
+    bool compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
+                 bool solution_file, StepReport& report, std::string& object);
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
              StepReport& report);
     std::string nvcc() const;

@@ -20,6 +20,10 @@ Manifest parse_manifest(std::string_view text) {
     Manifest m;
     if (!j.contains("lessons") || !j["lessons"].is_array())
         throw std::runtime_error("course.json: \"lessons\" must be an array");
+    // Libraries no step may use unless it says "allow": a step that teaches a primitive must
+    // not call the library that provides it.
+    std::vector<std::string> forbid =
+        j.value("forbid", std::vector<std::string>{"cub", "thrust", "cublas"});
     for (const auto& jl : j["lessons"]) {
         LessonInfo lesson;
         lesson.id = jl.at("id").get<std::string>();
@@ -32,6 +36,9 @@ Manifest parse_manifest(std::string_view text) {
             step.hint = js.value("hint", "");
             step.timed = js.value("timed", true);
             step.spec = js.value("spec", lesson.spec);
+            auto allow = js.value("allow", std::vector<std::string>{});
+            for (const auto& lib : forbid)
+                if (std::find(allow.begin(), allow.end(), lib) == allow.end()) step.forbid.push_back(lib);
             if (step.spec.empty())
                 throw std::runtime_error("course.json: step " + lesson.id + "/" + step.id +
                                          " has no spec (give one to the lesson or the step)");

@@ -15,6 +15,7 @@ struct StepInfo {
     std::string hint;
     bool timed = true;  // false: correctness only
     std::string spec;   // the runner's spec for this step (defaults to the lesson's)
+    std::vector<std::string> forbid;  // libraries this step may not use (course default less "allow")
 };
 
 // A library routine timed beside a lesson's steps (e.g. cub::DeviceReduce::Sum).

@@ -82,6 +82,8 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
             ++shown;
         }
         if (std::getline(lines, line)) s << "    | ...\n";
+    } else if (r.verdict == Verdict::Rejected) {
+        s << "  screen   " << paint(o, colour_of(r.verdict), "rejected") << ": the policy screen read the preprocessed file\n";
     } else if (!r.diagnostics.empty() || r.compile_seconds > 0 || r.compile_cached) {
         s << "  compile  ok " << (r.compile_cached ? "(cached)" : "(" + fixed(r.compile_seconds, 1) + " s)");
         std::size_t warnings = r.diagnostics.size();
@@ -141,7 +143,7 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         if (!t.note.empty()) s << "  note: " << t.note << "\n";
     }
     bool failed = r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped;
-    if (failed && !r.hint.empty()) s << "  hint: " << r.hint << "\n";
+    if (failed && r.verdict != Verdict::Rejected && !r.hint.empty()) s << "  hint: " << r.hint << "\n";
     s << paint(o, colour_of(r.verdict), std::string(name(r.verdict)));
     if (!r.reason.empty()) s << "  " << r.reason;
     s << "\n";

@@ -40,6 +40,32 @@ __global__ void count_changed_kernel(const float* in, std::uint64_t n, Dist d, s
     if (local) atomicAdd(changed, local);
 }
 
+// Per block: [2b] the sum of its threads' elements, [2b + 1] the sum of their magnitudes.
+__global__ void sum_double_kernel(const float* x, std::uint64_t n, double* partials) {
+    __shared__ double sums[256], magnitudes[256];
+    double sum = 0, magnitude = 0;
+    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::uint64_t{gridDim.x} * blockDim.x) {
+        double v = x[i];
+        sum += v;
+        magnitude += fabs(v);
+    }
+    sums[threadIdx.x] = sum;
+    magnitudes[threadIdx.x] = magnitude;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (threadIdx.x < s) {
+            sums[threadIdx.x] += sums[threadIdx.x + s];
+            magnitudes[threadIdx.x] += magnitudes[threadIdx.x + s];
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        partials[2 * blockIdx.x] = sums[0];
+        partials[2 * blockIdx.x + 1] = magnitudes[0];
+    }
+}
+
 __global__ void poison_kernel(std::uint32_t* out, std::uint64_t n) {
     for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::uint64_t{gridDim.x} * blockDim.x)
@@ -114,6 +140,9 @@ const char* describe(Dist d) {
         case Dist::AllEqual: return "all elements equal";
         case Dist::Alternating: return "alternating signs";
         case Dist::Positive: return "uniform in [0, 1)";
+        case Dist::OffsetScale: return "random offset and scale, ±2^k·(o + v), one sign";
+        case Dist::AlternatingPairs: return "alternating signs, pairs that nearly cancel";
+        case Dist::HugeOneSign: return "one sign, magnitudes 2^88..2^91";
     }
     return "?";
 }
@@ -133,6 +162,26 @@ __host__ __device__ float sample(Dist d, std::uint64_t base, std::uint64_t index
         }
         case Dist::Alternating: return ((index & 1) ? -1.0f : 1.0f) * (0.5f + u);
         case Dist::Positive: return u;
+        case Dist::OffsetScale: {
+            std::uint64_t c = splitmix64(base ^ 0x0ff5e75ca1eull);  // per array
+            float scale = ldexpf((c & 1) ? -1.0f : 1.0f, static_cast<int>((c >> 8) % 33) - 16);
+            float offset = 1.25f + 2.0f * static_cast<float>(c >> 40) * (1.0f / 16777216.0f);
+            return scale * (offset + (2.0f * u - 1.0f));  // |offset + v| >= 0.25: never 0
+        }
+        case Dist::AlternatingPairs: {
+            std::uint64_t c = splitmix64(base ^ 0xa17e4a7e5ull);  // per array
+            float scale = ldexpf((c & 1) ? -1.0f : 1.0f, static_cast<int>((c >> 8) % 25) - 12);
+            // m is shared by elements 2j and 2j+1, so each pair sums to e + e' (> 1/4, up to
+            // the rounding of m + e and e' - m, 2^-23 at most): the total never cancels out.
+            std::uint64_t p = splitmix64((base ^ 0x9a1f5ull) + (index >> 1) * 0xd1342543de82ef95ull);
+            float m = 1.0f + static_cast<float>(p >> 40) * (1.0f / 16777216.0f);
+            float e = 0.125f * (1.0f + u);
+            return scale * ((index & 1) ? e - m : m + e);
+        }
+        case Dist::HugeOneSign: {
+            float s = (splitmix64(base ^ 0x419e0ull) & 1) ? -1.0f : 1.0f;  // per array
+            return s * ldexpf(1.0f + u, 88 + static_cast<int>((h >> 8) % 3));
+        }
     }
     return 0.0f;
 }
@@ -160,6 +209,12 @@ Input::Input(std::uint64_t n, Dist d, std::uint64_t seed, std::uint64_t stream, 
     DEV_CHECK(cudaGetLastError());
 }
 
+void Input::regenerate(std::uint64_t seed, std::uint64_t stream, cudaStream_t s) {
+    base_ = stream_base(seed, stream);
+    generate_kernel<<<grid_for(n_), 256, 0, s>>>(data_.get(), n_, dist_, base_);
+    DEV_CHECK(cudaGetLastError());
+}
+
 std::uint64_t Input::changed(cudaStream_t s) const {
     dev::Array<unsigned long long> counter(1);
     dev::fill_bytes(counter.get(), 0, sizeof(unsigned long long), s);
@@ -169,6 +224,22 @@ std::uint64_t Input::changed(cudaStream_t s) const {
     dev::sync_stream(s);
     dev::copy_to_host(&changed, counter.get(), sizeof changed);
     return changed;
+}
+
+SumStats sum_in_double(const float* x, std::uint64_t n, cudaStream_t s) {
+    const unsigned blocks = std::min(grid_for(n), 1024u);  // blocks of exactly 256 threads
+    dev::Array<double> partials(2 * std::size_t{blocks});
+    sum_double_kernel<<<blocks, 256, 0, s>>>(x, n, partials.get());
+    DEV_CHECK(cudaGetLastError());
+    dev::sync_stream(s);
+    std::vector<double> host(2 * std::size_t{blocks});
+    dev::copy_to_host(host.data(), partials.get(), host.size() * sizeof(double));
+    SumStats stats;
+    for (unsigned b = 0; b < blocks; ++b) {
+        stats.sum += host[2 * b];
+        stats.sum_abs += host[2 * b + 1];
+    }
+    return stats;
 }
 
 template <typename T>
@@ -325,3 +396,239 @@ void Ctx::call(const std::function<cudaError_t()>& f) {
 }
 
 }  // namespace harness
+
+// ---- lesson 04 additions
+namespace harness {
+namespace {
+
+constexpr unsigned kStatsBlocks = 512;
+constexpr unsigned kStatsThreads = 256;
+
+// Keeps the larger value; on a tie, the smaller index (so argmax is the first maximum).
+__host__ __device__ inline void keep_max(float& max, std::uint64_t& argmax, float other_max,
+                                         std::uint64_t other_argmax) {
+    if (other_max > max || (other_max == max && other_argmax < argmax)) {
+        max = other_max;
+        argmax = other_argmax;
+    }
+}
+
+__global__ void segment_stats_kernel(const float* x, std::uint64_t n, std::uint64_t segment,
+                                     std::uint64_t count, SegmentStats* out) {
+    for (std::uint64_t k = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; k < count;
+         k += std::uint64_t{gridDim.x} * blockDim.x) {
+        const std::uint64_t begin = k * segment;
+        const std::uint64_t end = begin + segment < n ? begin + segment : n;
+        SegmentStats r;
+        r.max = x[begin];
+        r.min = x[begin];
+        r.argmax = begin;
+        for (std::uint64_t i = begin; i < end; ++i) {
+            const float v = x[i];
+            r.sum += static_cast<double>(v);
+            r.abs_sum += fabs(static_cast<double>(v));
+            if (v > r.max) {  // strict: the first of equal maxima stays
+                r.max = v;
+                r.argmax = i;
+            }
+            r.min = v < r.min ? v : r.min;
+        }
+        out[k] = r;
+    }
+}
+
+__global__ void array_stats_kernel(const float* x, std::uint64_t n, SegmentStats* partials) {
+    __shared__ double s_sum[kStatsThreads], s_abs[kStatsThreads];
+    __shared__ float s_max[kStatsThreads], s_min[kStatsThreads];
+    __shared__ std::uint64_t s_arg[kStatsThreads];
+    double sum = 0, abs_sum = 0;
+    float mx = -INFINITY, mn = INFINITY;
+    std::uint64_t arg = ~0ull;
+    // Each thread visits its indices in increasing order, so a strict > keeps its first maximum.
+    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::uint64_t{gridDim.x} * blockDim.x) {
+        const float v = x[i];
+        sum += static_cast<double>(v);
+        abs_sum += fabs(static_cast<double>(v));
+        if (v > mx) {
+            mx = v;
+            arg = i;
+        }
+        mn = v < mn ? v : mn;
+    }
+    const unsigned t = threadIdx.x;
+    s_sum[t] = sum;
+    s_abs[t] = abs_sum;
+    s_max[t] = mx;
+    s_min[t] = mn;
+    s_arg[t] = arg;
+    __syncthreads();
+    for (unsigned w = kStatsThreads / 2; w > 0; w /= 2) {
+        if (t < w) {
+            s_sum[t] += s_sum[t + w];
+            s_abs[t] += s_abs[t + w];
+            s_min[t] = fminf(s_min[t], s_min[t + w]);
+            float m = s_max[t];
+            std::uint64_t a = s_arg[t];
+            keep_max(m, a, s_max[t + w], s_arg[t + w]);
+            s_max[t] = m;
+            s_arg[t] = a;
+        }
+        __syncthreads();
+    }
+    if (t == 0) {
+        SegmentStats r;
+        r.sum = s_sum[0];
+        r.abs_sum = s_abs[0];
+        r.max = s_max[0];
+        r.min = s_min[0];
+        r.argmax = s_arg[0];
+        partials[blockIdx.x] = r;
+    }
+}
+
+__global__ void compare_within_kernel(const float* got, const double* expected,
+                                      const double* bound, std::uint64_t n, CompareCounts* out) {
+    unsigned long long wrong = 0, unwritten = 0, first = ~0ull, last = 0;
+    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::uint64_t{gridDim.x} * blockDim.x) {
+        const float g = got[i];
+        const bool ok = fabs(static_cast<double>(g) - expected[i]) <= bound[i];  // false for NaN
+        if (!ok) {
+            ++wrong;
+            unwritten += __float_as_uint(g) == kPoisonBits;
+            first = i < first ? i : first;
+            last = i > last ? i : last;
+        }
+    }
+    if (wrong) {
+        atomicAdd(&out->wrong, wrong);
+        atomicAdd(&out->unwritten, unwritten);
+        atomicMin(&out->first, first);
+        atomicMax(&out->last, last);
+    }
+}
+
+__global__ void compare_u32_kernel(const std::uint32_t* got, const std::uint32_t* expected,
+                                   std::uint64_t n, CompareCounts* out) {
+    unsigned long long wrong = 0, unwritten = 0, first = ~0ull, last = 0;
+    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::uint64_t{gridDim.x} * blockDim.x) {
+        if (got[i] != expected[i]) {
+            ++wrong;
+            unwritten += got[i] == kPoisonBits;
+            first = i < first ? i : first;
+            last = i > last ? i : last;
+        }
+    }
+    if (wrong) {
+        atomicAdd(&out->wrong, wrong);
+        atomicAdd(&out->unwritten, unwritten);
+        atomicMin(&out->first, first);
+        atomicMax(&out->last, last);
+    }
+}
+
+// Runs a compare kernel into fresh counters and returns them.
+template <typename Launch>
+CompareCounts run_counts(Launch launch, cudaStream_t s) {
+    dev::Array<CompareCounts> counts(1);
+    CompareCounts init{0, 0, ~0ull, 0};
+    DEV_CHECK(cudaMemcpyAsync(counts.get(), &init, sizeof init, cudaMemcpyHostToDevice, s));
+    launch(counts.get());
+    DEV_CHECK(cudaGetLastError());
+    dev::sync_stream(s);
+    CompareCounts out;
+    dev::copy_to_host(&out, counts.get(), sizeof out);
+    return out;
+}
+
+std::string format_double(double v) {
+    char buf[48];
+    std::snprintf(buf, sizeof buf, "%.9g", v);
+    return buf;
+}
+
+}  // namespace
+
+void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, SegmentStats* out,
+                   cudaStream_t s) {
+    if (n == 0 || segment == 0) return;
+    const std::uint64_t count = (n + segment - 1) / segment;
+    segment_stats_kernel<<<grid_for(count), 256, 0, s>>>(x, n, segment, count, out);
+    DEV_CHECK(cudaGetLastError());
+}
+
+SegmentStats array_stats(const float* x, std::uint64_t n, cudaStream_t s) {
+    dev::Array<SegmentStats> partials(kStatsBlocks);
+    array_stats_kernel<<<kStatsBlocks, kStatsThreads, 0, s>>>(x, n, partials.get());
+    DEV_CHECK(cudaGetLastError());
+    dev::sync_stream(s);
+    std::vector<SegmentStats> host(kStatsBlocks);
+    dev::copy_to_host(host.data(), partials.get(), kStatsBlocks * sizeof(SegmentStats));
+    SegmentStats r;
+    r.max = -INFINITY;
+    r.min = INFINITY;
+    r.argmax = ~std::uint64_t{0};
+    for (const auto& p : host) {  // a fixed order: the same bits every time
+        r.sum += p.sum;
+        r.abs_sum += p.abs_sum;
+        r.min = std::min(r.min, p.min);
+        keep_max(r.max, r.argmax, p.max, p.argmax);
+    }
+    return r;
+}
+
+Comparison compare_within(const float* got, const double* expected, const double* bound,
+                          std::uint64_t n, cudaStream_t s) {
+    Comparison c;
+    CompareCounts out = run_counts(
+        [&](CompareCounts* counts) {
+            compare_within_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, bound, n, counts);
+        },
+        s);
+    c.wrong = out.wrong;
+    c.unwritten = out.unwritten;
+    if (!c.wrong) return c;
+    c.first = out.first;
+    c.last = out.last;
+    const std::uint64_t window = std::min<std::uint64_t>(4096, n - c.first);
+    std::vector<float> g(window);
+    std::vector<double> e(window), b(window);
+    dev::copy_to_host(g.data(), got + c.first, window * sizeof(float));
+    dev::copy_to_host(e.data(), expected + c.first, window * sizeof(double));
+    dev::copy_to_host(b.data(), bound + c.first, window * sizeof(double));
+    for (std::uint64_t i = 0; i < window && c.samples.size() < 5; ++i)
+        if (!(std::fabs(static_cast<double>(g[i]) - e[i]) <= b[i]))
+            c.samples.push_back({c.first + i, format_value(g[i]), format_double(e[i])});
+    return c;
+}
+
+Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, std::uint64_t n,
+                       cudaStream_t s) {
+    Comparison c;
+    CompareCounts out = run_counts(
+        [&](CompareCounts* counts) {
+            compare_u32_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, n, counts);
+        },
+        s);
+    c.wrong = out.wrong;
+    c.unwritten = out.unwritten;
+    if (!c.wrong) return c;
+    c.first = out.first;
+    c.last = out.last;
+    const std::uint64_t window = std::min<std::uint64_t>(4096, n - c.first);
+    std::vector<std::uint32_t> g(window), e(window);
+    dev::copy_to_host(g.data(), got + c.first, window * sizeof(std::uint32_t));
+    dev::copy_to_host(e.data(), expected + c.first, window * sizeof(std::uint32_t));
+    for (std::uint64_t i = 0; i < window && c.samples.size() < 5; ++i)
+        if (g[i] != e[i])
+            c.samples.push_back({c.first + i,
+                                 g[i] == kPoisonBits ? std::string("never written")
+                                                     : std::to_string(g[i]),
+                                 std::to_string(e[i])});
+    return c;
+}
+
+}  // namespace harness
+// ---- end of lesson 04 additions

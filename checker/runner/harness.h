@@ -25,6 +25,13 @@ enum class Dist {
     AllEqual,       // one value repeated
     Alternating,    // +x, -y, +z, ...: cancellation
     Positive,       // uniform in [0, 1)
+    // Sums far from zero by construction, for reductions (|sum| > Σ|x| / 17 for any n):
+    OffsetScale,       // s·(o + v): per array a sign, a scale 2^k (k in [-16, 16]) and an
+                       // offset o in [1.25, 3.25); v uniform in [-1, 1). One sign.
+    AlternatingPairs,  // s·(m + e), s·(e' - m): pairs that nearly cancel, m in [1, 2) shared by
+                       // the pair, e, e' in [1/8, 1/4); s = ±2^k, k in [-12, 12]
+    HugeOneSign,       // ±(1+u)·2^k, k in [88, 90], one sign per array: a sum of 2^28 of them
+                       // stays below float's largest value
 };
 const char* describe(Dist d);
 
@@ -42,6 +49,15 @@ struct CaseDef {
 // The standard size ladder, cycling through `dists`.
 std::vector<CaseDef> ladder(const std::vector<Dist>& dists);
 
+// The sum of n device floats and the sum of their magnitudes, accumulated in double on the
+// device (per thread, then per block) and finished on the host in a fixed order: the same
+// answer every time, with an error far below any float tolerance (n <= 2^28).
+struct SumStats {
+    double sum = 0;
+    double sum_abs = 0;
+};
+SumStats sum_in_double(const float* x, std::uint64_t n, cudaStream_t s);
+
 // ---------------------------------------------------------------- buffers
 inline constexpr std::uint32_t kPoisonBits = 0x7fdeadbfu;  // a quiet NaN no arithmetic makes
 inline constexpr unsigned char kGuardByte = 0xcd;
@@ -56,6 +72,8 @@ public:
     std::uint64_t size() const { return n_; }
     // Elements that no longer hold their generated value.
     std::uint64_t changed(cudaStream_t s) const;
+    // New values from another seed (for fresh inputs before every timed call).
+    void regenerate(std::uint64_t seed, std::uint64_t stream, cudaStream_t s);
 
 private:
     std::uint64_t n_;

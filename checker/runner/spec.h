@@ -24,6 +24,14 @@ struct TimedRun {
     virtual cudaError_t reference(cudaStream_t s) = 0;
     // Checks the output of the most recent learner call.
     virtual harness::CaseOutcome verify_learner(cudaStream_t s) = 0;
+    // New inputs (and expected results) for the next timed call, and the output poisoned
+    // again: a step that replays a cached result then fails. Returns false when the spec
+    // cannot refresh (then only the last timed output is verified).
+    virtual bool refresh(cudaStream_t s, std::uint64_t seed) {
+        (void)s;
+        (void)seed;
+        return false;
+    }
 };
 
 // A library routine timed beside the lesson's steps (e.g. cub::DeviceReduce::Sum). Its

@@ -85,6 +85,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         if (Clock::now() - warm_start > std::chrono::seconds(2)) break;
     }
 
+    PairTiming t;
     cudalings::StopRule rule;
     rule.min_samples = 15;
     rule.max_samples = 200;
@@ -108,17 +109,27 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             mine_stop = their_stop = cudalings::StopReason::TimeCap;
             break;
         }
+        // Fresh inputs for every timed call (untimed), so a replayed result cannot pass.
+        t.refreshed = run.refresh(s, 0x5eed0000ull + mine.size()) || t.refreshed;
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
         mine.push_back(time_one(learner, s, &outside));
+        // Every timed output is verified (untimed).
+        harness::CaseOutcome check = run.verify_learner(s);
+        if (check.status != "pass") {
+            t.verified = false;
+            t.failed_sample = static_cast<int>(mine.size()) - 1;
+            t.failure = check;
+            break;
+        }
         if (with_reference) {
             flush.run(s);
             theirs.push_back(time_one(reference, s, &ref_outside));
         }
         if (tick) tick();
     }
-    PairTiming t;
     t.learner.summary = cudalings::summarize(mine);
+    t.outside_stream = outside;
     t.learner.stop = cudalings::describe(mine_stop);
     t.has_reference = with_reference;
     if (with_reference) {

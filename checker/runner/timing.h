@@ -22,7 +22,13 @@ struct SideTiming {
 struct PairTiming {
     SideTiming learner, reference;
     bool has_reference = false;
+    bool outside_stream = false;  // the learner's work ran on past its stream
     std::string note;
+    // Every timed learner output is verified (with fresh inputs when the spec can refresh).
+    bool verified = true;
+    bool refreshed = false;
+    int failed_sample = -1;
+    harness::CaseOutcome failure;
 };
 
 // Throws harness::LearnerError when a learner call fails.

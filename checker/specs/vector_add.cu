@@ -45,6 +45,13 @@ public:
     cudaError_t reference(cudaStream_t s) override {
         return ref_(a_.get(), b_.get(), ref_out_.get(), n, s);
     }
+    bool refresh(cudaStream_t s, std::uint64_t seed) override {
+        a_.regenerate(seed, 0, s);
+        b_.regenerate(seed, 1, s);
+        expected(a_, b_, expected_.get(), s);
+        out_.poison(s);
+        return true;
+    }
     harness::CaseOutcome verify_learner(cudaStream_t s) override {
         auto t = tolerance();
         return harness::judge(out_.check_guards(s), a_.changed(s) + b_.changed(s),

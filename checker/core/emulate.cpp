@@ -1,0 +1,91 @@
+#include "emulate.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "hash.h"
+
+#ifndef CUDALINGS_EMU_INCLUDE_DIR
+#define CUDALINGS_EMU_INCLUDE_DIR ""
+#endif
+#ifndef CUDALINGS_CUDA_INCLUDE_DIR
+#define CUDALINGS_CUDA_INCLUDE_DIR "/usr/local/cuda/include"
+#endif
+#ifndef CUDALINGS_HOST_CXX
+#define CUDALINGS_HOST_CXX "g++"
+#endif
+
+namespace cudalings {
+
+bool should_emulate(bool forced, bool gpu_present) { return forced || !gpu_present; }
+
+std::string emulation_blocker(const std::string& text) {
+    // Comments do not count: strip // and /* */ first.
+    static const std::regex comments(R"(//[^\n]*|/\*[\s\S]*?\*/)");
+    std::string code = std::regex_replace(text, comments, " ");
+    static const std::regex cub(R"(#\s*include\s*[<"](cub|cuda/|thrust)/)");
+    if (std::regex_search(code, cub))
+        return "it uses CUB/Thrust/libcu++ headers, which the emulator cannot build (they use "
+               "inline PTX)";
+    static const std::regex ptx(R"(\basm\s*(volatile\s*)?\(|\b__asm__\b)");
+    if (std::regex_search(code, ptx)) return "it uses inline PTX (asm), which the emulator cannot run";
+    return {};
+}
+
+std::vector<std::vector<std::string>> emulated_build_commands(const EmulatedBuild& b) {
+    std::vector<std::string> compile{b.cxx, "-std=c++17", "-O2", "-g", "-gdwarf-4", "-fPIC",
+                                     "-w",  // nvcc already showed the warnings
+                                     "-include", b.emulator_include + "/cudalings_emu/cuda_emu.h",
+                                     "-I" + b.emulator_include, "-isystem", b.cuda_include};
+    if (b.instrument) {
+        // ThreadSanitizer's instrumentation only: the emulator provides the hooks.
+        compile.insert(compile.end(), {"-fsanitize=thread", "--param=tsan-distinguish-volatile=1",
+                                       "--param=tsan-instrument-func-entry-exit=0"});
+    }
+    std::string dir = b.source.substr(0, b.source.find_last_of('/') + 1);
+    if (!dir.empty()) compile.push_back("-iquote" + dir);
+    for (const auto& d : b.include_dirs) compile.push_back("-I" + d);
+    compile.insert(compile.end(), {"-c", "-o", b.object, b.rewritten});
+    return {
+        {b.rewriter, b.source, b.rewritten, "--name", b.source},
+        compile,
+        // Linked without -fsanitize: the hooks come from the emulator, not from libtsan.
+        {b.cxx, "-shared", "-o", b.output, b.object},
+    };
+}
+
+std::string emulated_cache_key(const EmulatedBuild& b, const std::vector<std::string>& headers) {
+    Hasher h;
+    h.add("emulated-v1");
+    EmulatedBuild flags = b;
+    flags.rewritten = flags.object = flags.output = "";
+    for (const auto& cmd : emulated_build_commands(flags))
+        for (const auto& part : cmd) h.add(part);
+    h.add_file(b.source);
+    for (const auto& header : headers) h.add(header).add_file(header);
+    h.add_file(b.emulator_include + "/cudalings_emu/cuda_emu.h");
+    h.add_file(b.emulator_include + "/cudalings_emu/abi.h");
+    h.add_file(b.rewriter);
+    return h.hex();
+}
+
+std::string emulator_include_dir(const std::string& tool_dir) {
+    if (const char* env = std::getenv("CUDALINGS_EMU_INCLUDE")) return env;
+    std::string built = CUDALINGS_EMU_INCLUDE_DIR;
+    if (!built.empty() && ::access((built + "/cudalings_emu/cuda_emu.h").c_str(), R_OK) == 0) return built;
+    return tool_dir + "/emulator/include";
+}
+
+std::string cuda_include_dir() {
+    if (const char* env = std::getenv("CUDALINGS_CUDA_INCLUDE")) return env;
+    return CUDALINGS_CUDA_INCLUDE_DIR;
+}
+
+std::string host_compiler() {
+    if (const char* env = std::getenv("CUDALINGS_CXX")) return env;
+    return CUDALINGS_HOST_CXX;
+}
+
+}  // namespace cudalings

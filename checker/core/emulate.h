@@ -1,0 +1,50 @@
+// Running a step on the CPU emulator (no GPU, or `--emulate`): when to, what cannot be
+// emulated, and how the learner's file is built for it (after nvcc has accepted it).
+// See docs/emulator.md.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cudalings {
+
+// The label every emulated report carries.
+inline constexpr const char* kEmulatedLabel =
+    "none — emulated on the CPU: correctness only, no timing";
+
+// Case sizes are capped under emulation (the edge cases stay): the emulator runs a CUDA
+// thread in tens of nanoseconds, a GPU runs billions per second.
+inline constexpr unsigned long long kEmulatedMaxN = (1ull << 16) + 3;
+
+// Emulate when forced, or when there is no GPU.
+bool should_emulate(bool forced, bool gpu_present);
+
+// Why this source cannot run on the emulator ("it uses CUB", "inline PTX (asm)"), or "".
+std::string emulation_blocker(const std::string& source_text);
+
+struct EmulatedBuild {
+    std::string rewriter;                   // cudalings-emu-rewrite
+    std::string cxx = "g++";
+    std::string emulator_include;           // holds cudalings_emu/cuda_emu.h
+    std::string cuda_include;               // NVIDIA's headers (host-safe parts are used)
+    std::vector<std::string> include_dirs;  // lesson header, common headers
+    std::string source;                     // the learner's .cu
+    std::string rewritten;                  // the generated .cpp
+    std::string object;                     // the .o
+    std::string output;                     // the .so the emulated runner loads
+    bool instrument = true;                 // memory-access hooks (checks, lockstep)
+};
+
+// The three steps, as argvs: rewrite, compile (with the forced include), link.
+std::vector<std::vector<std::string>> emulated_build_commands(const EmulatedBuild& b);
+
+// Everything that changes the emulated build of `source`, for the compile cache key.
+std::string emulated_cache_key(const EmulatedBuild& b, const std::vector<std::string>& headers);
+
+// Where the emulator's pieces are: next to the tools (or from the build, or the environment:
+// CUDALINGS_EMU_INCLUDE, CUDALINGS_CXX).
+std::string emulator_include_dir(const std::string& tool_dir);
+std::string cuda_include_dir();
+std::string host_compiler();
+
+}  // namespace cudalings

@@ -1,0 +1,147 @@
+#include "policy.h"
+
+#include <cctype>
+#include <filesystem>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace cudalings {
+namespace {
+
+// A line marker: # 12 "path" flags...
+bool parse_marker(std::string_view line, std::string& path, int& lineno) {
+    if (line.size() < 4 || line[0] != '#') return false;
+    std::size_t i = 1;
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (line.substr(i, 4) == "line") i += 4;
+    while (i < line.size() && line[i] == ' ') ++i;
+    std::size_t digits = i;
+    while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) ++i;
+    if (i == digits) return false;
+    lineno = std::stoi(std::string(line.substr(digits, i - digits)));
+    while (i < line.size() && line[i] == ' ') ++i;
+    if (i >= line.size() || line[i] != '"') return false;
+    auto end = line.find('"', i + 1);
+    if (end == std::string_view::npos) return false;
+    path = std::string(line.substr(i + 1, end - i - 1));
+    return true;
+}
+
+std::string normal(const std::string& path) {
+    std::error_code ec;
+    auto p = fs::weakly_canonical(fs::path(path), ec);
+    return ec ? fs::path(path).lexically_normal().string() : p.string();
+}
+
+bool under(const std::string& path, const std::string& dir) {
+    std::string d = normal(dir);
+    std::string p = normal(path);
+    return !d.empty() && p.size() > d.size() && p.compare(0, d.size(), d) == 0 &&
+           (p[d.size()] == '/' || d.back() == '/');
+}
+
+// Which library a header path belongs to, if one of the screened ones.
+std::string library_of(const std::string& path) {
+    if (path.find("/cub/") != std::string::npos) return "cub";
+    if (path.find("/thrust/") != std::string::npos) return "thrust";
+    auto file = fs::path(path).filename().string();
+    if (file.rfind("cublas", 0) == 0) return "cublas";
+    return {};
+}
+
+bool forbidden(const std::vector<std::string>& list, const std::string& name) {
+    for (const auto& l : list)
+        if (l == name) return true;
+    return false;
+}
+
+bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// Identifiers in a line of code, with what follows each ("::" matters for namespaces).
+// String and character literals are skipped.
+template <typename F>
+void for_each_identifier(std::string_view line, F&& f) {
+    std::size_t i = 0;
+    while (i < line.size()) {
+        char c = line[i];
+        if (c == '"' || c == '\'') {
+            char quote = c;
+            ++i;
+            while (i < line.size() && line[i] != quote) i += line[i] == '\\' ? 2 : 1;
+            ++i;
+            continue;
+        }
+        if (is_ident(c) && !std::isdigit(static_cast<unsigned char>(c))) {
+            std::size_t start = i;
+            while (i < line.size() && is_ident(line[i])) ++i;
+            std::size_t j = i;
+            while (j < line.size() && line[j] == ' ') ++j;
+            bool scope = line.substr(j, 2) == "::";
+            f(line.substr(start, i - start), scope);
+            continue;
+        }
+        ++i;
+    }
+}
+
+}  // namespace
+
+std::optional<PolicyViolation> screen_preprocessed(std::string_view text, const PolicyRules& rules) {
+    std::istringstream lines{std::string(text)};
+    std::string line, current;
+    bool screen_current = false;
+    int lineno = 0;
+    while (std::getline(lines, line)) {
+        std::string path;
+        int marker_line = 0;
+        if (parse_marker(line, path, marker_line)) {
+            current = path;
+            lineno = marker_line - 1;
+            screen_current = false;
+            for (const auto& dir : rules.screened_dirs) screen_current = screen_current || under(path, dir);
+            std::string lib = library_of(path);
+            if (!lib.empty() && forbidden(rules.forbidden_libraries, lib))
+                return PolicyViolation{"no-" + lib, "this step may not use " + lib +
+                                                        ": the file includes " + path};
+            for (const auto& dir : rules.forbidden_dirs)
+                if (under(path, dir))
+                    return PolicyViolation{"no-foreign-files",
+                                           "the file includes " + path +
+                                               ", which belongs to the course's solutions or the "
+                                               "checker"};
+            continue;
+        }
+        ++lineno;
+        if (!screen_current) continue;
+        std::optional<PolicyViolation> found;
+        for_each_identifier(line, [&](std::string_view id, bool scope) {
+            if (found) return;
+            std::string where = " (" + current + ":" + std::to_string(lineno) + ")";
+            if ((id == "cub" || id == "thrust") && scope && forbidden(rules.forbidden_libraries, std::string(id)))
+                found = PolicyViolation{"no-" + std::string(id),
+                                        "this step may not use " + std::string(id) + where};
+            else if (id.rfind("cublas", 0) == 0 && forbidden(rules.forbidden_libraries, "cublas"))
+                found = PolicyViolation{"no-cublas", "this step may not use cuBLAS (" +
+                                                         std::string(id) + ")" + where};
+            else if (id == "dlopen" || id == "dlsym" || id == "dlmopen" || id == "dlvsym")
+                found = PolicyViolation{"no-dlopen", "a step may not load libraries itself (" +
+                                                         std::string(id) + ")" + where};
+        });
+        if (found) return found;
+    }
+    return std::nullopt;
+}
+
+std::vector<std::string> preprocess_command(const std::string& nvcc, const std::string& source,
+                                            const std::vector<std::string>& include_dirs,
+                                            const std::string& output) {
+    std::vector<std::string> cmd{nvcc, "-std=c++17", "-E", "-Xcompiler=-fPIC"};
+    for (const auto& dir : include_dirs) cmd.push_back("-I" + dir);
+    cmd.push_back("-o");
+    cmd.push_back(output);
+    cmd.push_back(source);
+    return cmd;
+}
+
+}  // namespace cudalings
