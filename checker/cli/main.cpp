@@ -38,6 +38,9 @@ struct Options {
     bool solutions = false;
     bool no_time = false;
     bool verbose = false;
+    bool sanitize = false;
+    bool emulate = false;  // cudalings emulator: --emulate
+    bool explain = false;  // cudalings emulator: --explain
     double compile_timeout = 120;
     std::string seed;
     std::string step;
@@ -214,6 +217,13 @@ int cmd_check(const Options& o) {
     CheckOptions options;
     options.timing = !o.no_time;
     options.compile_seconds = o.compile_timeout;
+    options.sanitize = o.sanitize;
+    // cudalings emulator (checker/core/emulate.h): forced, or automatic where no GPU exists
+    options.emulate = o.emulate || o.explain;
+    options.explain = o.explain;
+#if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
+    options.emulate_without_gpu = true;
+#endif
     if (!o.seed.empty()) {
         char* end = nullptr;
         options.seed = std::strtoull(o.seed.c_str(), &end, 16);
@@ -302,6 +312,12 @@ int main(int argc, char** argv) {
     check->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
     check->add_flag("--no-time", o.no_time, "correctness only");
     check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
+    check->add_flag("--emulate", o.emulate,
+                    "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
+    check->add_flag("--explain", o.explain,
+                    "emulate, and show teaching metrics: bank conflicts, sectors per request");
+    check->add_flag("--sanitize", o.sanitize,
+                    "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
     check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
         ->check(CLI::PositiveNumber);
     auto* hint = app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");

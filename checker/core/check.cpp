@@ -13,8 +13,10 @@
 
 #include "cases.h"
 #include "compile.h"
+#include "emulate.h"
 #include "hash.h"
 #include "policy.h"
+#include "sanitize.h"
 #include "supervise.h"
 
 #ifndef CUDALINGS_SOURCE_DIR
@@ -378,6 +380,11 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         std::vector<std::string> argv{paths_.runner(), "check",  "--spec", step.spec,
                                       "--step",        object,   "--seed", format_seed(report.seed),
                                       "--first-case",  std::to_string(next_case)};
+        if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
+            argv[0] = paths_.tool_dir + "/cudalings-runner-emu";
+            argv.insert(argv.end(), {"--max-n", std::to_string(kEmulatedMaxN)});
+            want_timing = has_reference = false;
+        }
         if (has_reference) {
             argv.push_back("--reference");
             argv.push_back(reference);
@@ -388,6 +395,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         o.channel_idle_seconds = options_.case_idle_seconds;
         o.result_channel = true;
         o.output_cap = 8 * 1024;
+        if (emulating_) o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
         say(child_index == 0 ? "running the cases" : "running the remaining cases in a fresh process");
         auto child = run_supervised(argv, o);
         if (!child.started) {
@@ -451,6 +459,10 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                 timing_failure = Verdict::Crash;
                 timing_reason = "during timing: " + e.value("reason", "") + " — " + e.value("detail", "");
                 done = true;
+            } else if (kind == "unsupported") {  // cudalings emulator: a gpu-only spec
+                report.verdict = Verdict::Skipped;
+                report.reason = e.value("message", "this step needs a GPU");
+                return;
             } else if (kind == "load_error") {
                 load_error = e.value("message", "");
             } else if (kind == "internal_error") {
@@ -576,6 +588,46 @@ Checker::BaselineTiming Checker::time_baseline(const BaselineInfo& baseline) {
     return result;
 }
 
+void Checker::sanitize(const StepInfo& step, const std::string& object, StepReport& report) {
+    std::string sanitizer = find_sanitizer(which(nvcc()));
+    if (sanitizer.empty()) {
+        report.sanitizer_note = "compute-sanitizer not found (set CUDALINGS_SANITIZER): not run";
+        return;
+    }
+    for (const char* tool : kSanitizerTools) {
+        say(std::string("compute-sanitizer --tool ") + tool);
+        std::vector<std::string> program{paths_.runner(), "check",   "--spec", step.spec, "--step",
+                                         object,          "--seed",  format_seed(report.seed),
+                                         "--max-n",       std::to_string(options_.sanitize_max_n)};
+        ChildOptions o;
+        o.wall_seconds = options_.runner_seconds;
+        o.channel_idle_seconds = 4 * options_.case_idle_seconds;  // the tools are slow
+        o.result_channel = true;
+        o.output_cap = 256 * 1024;
+        auto child = run_supervised(sanitizer_command(sanitizer, tool, program), o);
+        if (!child.started) {
+            report.sanitizer_note = "cannot run compute-sanitizer: " + child.start_error;
+            return;
+        }
+        auto found = parse_sanitizer_output(child.out.head + child.err.head, tool, report.file);
+        report.findings.insert(report.findings.end(), found.begin(), found.end());
+        if (child.timed_out && report.sanitizer_note.empty())
+            report.sanitizer_note = std::string(tool) + " did not finish in time";
+    }
+    if (!report.findings.empty()) {
+        const auto& f = report.findings.front();
+        Verdict before = report.verdict;
+        report.verdict = worst(report.verdict == Verdict::Pass || report.verdict == Verdict::Suspect
+                                   ? Verdict::Pass
+                                   : report.verdict,
+                               Verdict::MemoryError);
+        if (report.verdict != before || report.reason.empty())
+            report.reason = "sanitizer (" + f.tool + "): " + f.message + " at line " + std::to_string(f.line);
+    } else if (report.sanitizer_note.empty()) {
+        report.sanitizer_note = "memcheck, racecheck, initcheck and synccheck found nothing";
+    }
+}
+
 StepReport Checker::check(const StepRef& ref, bool solution_file) {
     auto start = Clock::now();
     const LessonInfo& lesson = manifest_.lessons.at(ref.lesson);
@@ -598,6 +650,11 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     std::string object;
     if (!compile(lesson, step, report.file, solution_file, report, object)) return finish();
     const GpuInfo& g = gpu();
+    // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
+    if (options_.emulate || (!g.present && options_.emulate_without_gpu)) {
+        run_emulated(lesson, step, report);
+        return finish();
+    }
     if (!g.present) {
         report.verdict = Verdict::Skipped;
         report.reason = "it compiles; correctness and timing need an NVIDIA GPU (" +
@@ -607,7 +664,70 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     report.gpu = g.name;
     report.verdict = Verdict::InternalError;
     run(lesson, step, object, report);
+    if (options_.sanitize && report.verdict != Verdict::InternalError) sanitize(step, object, report);
     return finish();
+}
+
+// cudalings emulator: the learner's file (already accepted by nvcc) rewritten and built with
+// g++ for the CPU emulator, then run by cudalings-runner-emu. See checker/core/emulate.h.
+void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report) {
+    report.gpu = kEmulatedLabel;
+    report.timing.present = false;
+    bool ok = false;
+    std::string blocker = emulation_blocker(read_file(report.file, &ok));
+    if (!blocker.empty()) {
+        report.verdict = Verdict::Skipped;
+        report.reason = "it compiles; it cannot be emulated: " + blocker + " (run it on a GPU)";
+        return;
+    }
+    EmulatedBuild b;
+    b.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
+    b.cxx = host_compiler();
+    b.emulator_include = emulator_include_dir(paths_.tool_dir);
+    b.cuda_include = cuda_include_dir();
+    b.include_dirs = {paths_.lesson_dir(lesson), paths_.root + "/lessons/common"};
+    b.source = fs::absolute(report.file).string();
+    std::string key = emulated_cache_key(b, headers_in(b.include_dirs));
+    std::string dir = paths_.state_dir + "/build-emu";
+    b.output = dir + "/" + key + ".so";
+    if (!(options_.use_cache && ::access(b.output.c_str(), R_OK) == 0)) {
+        if (!make_dirs(dir)) {
+            report.verdict = Verdict::InternalError;
+            report.reason = "cannot create " + dir;
+            return;
+        }
+        std::string tmp = dir + "/" + key + "." + std::to_string(::getpid());
+        b.rewritten = tmp + ".cpp";
+        b.object = tmp + ".o";
+        std::string final_output = b.output;
+        b.output = tmp + ".so";
+        say("building for the CPU emulator");
+        for (const auto& cmd : emulated_build_commands(b)) {
+            ChildOptions o;
+            o.wall_seconds = options_.compile_seconds;
+            o.output_cap = 16 * 1024;
+            auto child = run_supervised(cmd, o);
+            if (!child.exited_ok()) {
+                Diagnostic first = first_error(parse_compiler_output(child.err.head + child.out.head));
+                report.verdict = Verdict::InternalError;
+                report.reason = "nvcc accepted the file but the emulator cannot build it: " +
+                                (first.message.empty() ? child.err.head.substr(0, 300) : first.message) +
+                                (child.started ? "" : " (" + child.start_error + ")");
+                std::error_code ec;
+                for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
+                return;
+            }
+        }
+        std::error_code ec;
+        fs::rename(b.output, final_output, ec);
+        fs::remove(b.rewritten, ec);
+        fs::remove(b.object, ec);
+        b.output = final_output;
+    }
+    report.verdict = Verdict::InternalError;
+    emulating_ = true;
+    run(lesson, step, b.output, report);
+    emulating_ = false;
 }
 
 }  // namespace cudalings

@@ -30,6 +30,12 @@ struct CheckOptions {
     double case_idle_seconds = 20; // a case (or a timing phase) silent this long is a TIMEOUT
     double runner_seconds = 180;   // the whole correctness + timing child
     bool use_cache = true;
+    bool sanitize = false;         // also run compute-sanitizer on small cases
+    std::uint64_t sanitize_max_n = 4096;
+    // cudalings emulator (checker/core/emulate.h): correctness on the CPU, no timing
+    bool emulate = false;              // --emulate: even where a GPU is present
+    bool emulate_without_gpu = false;  // emulate automatically where there is no GPU
+    bool explain = false;              // --explain: the emulator's teaching metrics
 };
 
 class Checker {
@@ -60,6 +66,10 @@ private:
                  bool solution_file, StepReport& report, std::string& object);
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
              StepReport& report);
+    // cudalings emulator: build the learner's file for it and run the cases (emulate.h)
+    void run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report);
+    bool emulating_ = false;
+    void sanitize(const StepInfo& step, const std::string& object, StepReport& report);
     std::string nvcc() const;
     void say(const std::string& what) const {
         if (progress_) progress_(what);

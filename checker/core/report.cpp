@@ -123,6 +123,14 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         }
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
+    for (std::size_t i = 0; i < r.findings.size() && (i < 5 || o.verbose); ++i) {
+        const auto& f = r.findings[i];
+        s << "  " << paint(o, colour_of(Verdict::MemoryError), "x") << " " << f.tool << ": " << f.file
+          << ":" << f.line << ": " << f.message << "\n";
+        if (!f.detail.empty()) s << "      " << f.detail << "\n";
+    }
+    if (r.findings.size() > 5 && !o.verbose) s << "  (" << r.findings.size() - 5 << " more sanitizer findings: -v shows all)\n";
+    if (!r.sanitizer_note.empty()) s << "  sanitizer: " << r.sanitizer_note << "\n";
     const TimingReport& t = r.timing;
     if (t.present) {
         s << "  time     n = " << format_size(t.n) << ": " << format_time_us(t.learner.median_us)
@@ -231,6 +239,10 @@ nlohmann::json to_json(const StepReport& r) {
         j["cases"].push_back(jc);
     }
     j["pattern"] = r.pattern;
+    j["sanitizer"] = {{"note", r.sanitizer_note}, {"findings", json::array()}};
+    for (const auto& f : r.findings)
+        j["sanitizer"]["findings"].push_back({{"tool", f.tool}, {"message", f.message}, {"file", f.file},
+                                              {"line", f.line}, {"detail", f.detail}});
     j["hint"] = r.hint;
     if (r.timing.present) {
         const auto& t = r.timing;

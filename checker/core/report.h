@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "compile.h"
+#include "sanitize.h"
 #include "verdict.h"
 
 namespace cudalings {
@@ -73,6 +74,8 @@ struct StepReport {
     std::vector<CaseReport> cases;
     std::string pattern;     // the size class that fails, when there is one
     TimingReport timing;
+    std::vector<SanitizerFinding> findings;  // from --sanitize
+    std::string sanitizer_note;              // e.g. "compute-sanitizer not found"
     std::string hint;
     double seconds = 0;      // wall time of the whole check
 };

@@ -145,6 +145,7 @@ struct CheckArgs {
     std::uint64_t seed = 0;
     int first_case = 0;
     bool time = false;
+    std::uint64_t max_n = 0;  // > 0: only cases up to this size (sanitizers, emulation)
 };
 
 void* load_symbol(const std::string& path, const char* symbol, std::string* error) {
@@ -189,7 +190,15 @@ int check(const CheckArgs& args) {
     harness::Ctx ctx(stream, [](const char* e) { emit_event(e); });
     auto cases = spec->cases();
 #ifdef CUDALINGS_EMULATOR  // small cases under emulation (--max-n), edge cases kept
+    if (args.max_n > 0) cudalings_emu_runner::max_n() = args.max_n;
     cudalings_emu_runner::cap(cases);
+#else
+    if (args.max_n > 0) {  // compute-sanitizer runs: only the small cases
+        std::vector<harness::CaseDef> small;
+        for (const auto& c : cases)
+            if (c.n <= args.max_n) small.push_back(c);
+        cases = small;
+    }
 #endif
     emit({{"event", "cases"}, {"total", cases.size()}});
     bool all_passed = true;
@@ -327,10 +336,8 @@ int main(int argc, char** argv) {
             else if (a == "--seed") args.seed = std::strtoull(value().c_str(), nullptr, 16);
             else if (a == "--first-case") args.first_case = std::atoi(value().c_str());
             else if (a == "--time") args.time = true;
-#ifdef CUDALINGS_EMULATOR
-            else if (a == "--max-n") cudalings_emu_runner::max_n() = std::strtoull(value().c_str(), nullptr, 10);
-#endif
             else if (a == "--name") args.baseline = value();
+            else if (a == "--max-n") args.max_n = std::strtoull(value().c_str(), nullptr, 10);
             else usage(("unknown option " + a).c_str());
         }
         if (command == "baseline") {
