@@ -38,21 +38,43 @@ double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-// Every JSON line the runner sent on its result channel. Lines that do not parse are
-// ignored: a verdict is built only from well-formed events.
-std::vector<json> parse_events(const std::string& channel) {
+// Every authenticated JSON line the runner sent on its result channel. Each line carries a
+// tag (SipHash of its sequence number and text under a key only the runner holds); a line
+// without a valid tag in sequence was not written by the runner and is ignored, so nothing
+// the learner's code prints can change a verdict.
+std::vector<json> parse_events(const std::string& channel, const unsigned char key[16],
+                               int* forged = nullptr) {
     std::vector<json> events;
     std::istringstream lines(channel);
     std::string line;
+    std::uint64_t sequence = 0;
     while (std::getline(lines, line)) {
         if (line.empty()) continue;
+        auto tab = line.rfind('\t');
+        if (tab == std::string::npos || line.substr(tab + 1) != line_tag(key, sequence, line.substr(0, tab))) {
+            if (forged) ++*forged;
+            continue;
+        }
+        ++sequence;
         try {
-            auto j = json::parse(line);
+            auto j = json::parse(line.substr(0, tab));
             if (j.is_object() && j.contains("event")) events.push_back(std::move(j));
         } catch (const std::exception&) {
         }
     }
     return events;
+}
+
+// Starts the runner with a fresh key and returns its authenticated events.
+ChildResult run_runner(const std::vector<std::string>& argv, ChildOptions options,
+                       std::vector<json>& events, int* forged = nullptr) {
+    unsigned char key[16];
+    random_key(key);
+    options.result_channel = true;
+    options.secret = key_to_hex(key);
+    auto child = run_supervised(argv, options);
+    events = parse_events(child.channel.head, key, forged);
+    return child;
 }
 
 std::vector<std::string> headers_in(const std::vector<std::string>& dirs) {
@@ -222,9 +244,8 @@ const GpuInfo& Checker::gpu() {
     if (!cached) {
         ChildOptions o;
         o.wall_seconds = 60;
-        o.result_channel = true;
-        auto child = run_supervised({paths_.runner(), "probe"}, o);
-        auto events = parse_events(child.channel.head);
+        std::vector<json> events;
+        auto child = run_runner({paths_.runner(), "probe"}, o, events);
         if (!child.started) {
             info.error = "cannot start the runner (" + child.start_error + "): build it first";
             gpu_ = info;
@@ -268,9 +289,9 @@ double Checker::copy_bandwidth_gbps() {
     say("measuring this GPU's copy bandwidth (once per GPU)");
     ChildOptions o;
     o.wall_seconds = 60;
-    o.result_channel = true;
-    auto child = run_supervised({paths_.runner(), "copy-bandwidth"}, o);
-    for (const auto& e : parse_events(child.channel.head)) {
+    std::vector<json> events;
+    run_runner({paths_.runner(), "copy-bandwidth"}, o, events);
+    for (const auto& e : events) {
         if (e.value("event", "") == "copy_bandwidth") {
             copy_gbps_ = e.value("gbps", 0.0);
             if (*copy_gbps_ > 0 && make_dirs(paths_.state_dir))
@@ -374,6 +395,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     int next_case = 0;
     Verdict timing_failure = Verdict::Pass;
     std::string timing_reason;
+    int forged_lines = 0;
     std::map<int, CaseReport> cases;
     const int max_children = 4;
     for (int child_index = 0; child_index < max_children; ++child_index) {
@@ -393,11 +415,13 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         ChildOptions o;
         o.wall_seconds = options_.runner_seconds;
         o.channel_idle_seconds = options_.case_idle_seconds;
-        o.result_channel = true;
         o.output_cap = 8 * 1024;
         if (emulating_) o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
         say(child_index == 0 ? "running the cases" : "running the remaining cases in a fresh process");
-        auto child = run_supervised(argv, o);
+        std::vector<json> events;
+        int forged = 0;
+        auto child = run_runner(argv, o, events, &forged);
+        forged_lines += forged;
         if (!child.started) {
             report.verdict = Verdict::InternalError;
             report.reason = "cannot start the runner: " + child.start_error;
@@ -408,7 +432,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         bool done = false;
         std::string internal;
         std::string load_error;
-        for (const auto& e : parse_events(child.channel.head)) {
+        for (const auto& e : events) {
             std::string kind = e.value("event", "");
             if (kind == "cases") {
                 total = e.value("total", 0);
@@ -556,6 +580,10 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         }
     }
     report.verdict = verdict;
+    if (forged_lines > 0)
+        report.timing.note += std::string(report.timing.note.empty() ? "" : "; ") +
+                              std::to_string(forged_lines) +
+                              " unauthenticated line(s) on the result channel were ignored";
 }
 
 Checker::BaselineTiming Checker::time_baseline(const BaselineInfo& baseline) {
@@ -568,11 +596,11 @@ Checker::BaselineTiming Checker::time_baseline(const BaselineInfo& baseline) {
     ChildOptions o;
     o.wall_seconds = options_.runner_seconds;
     o.channel_idle_seconds = options_.case_idle_seconds;
-    o.result_channel = true;
-    auto child = run_supervised({paths_.runner(), "baseline", "--spec", baseline.spec, "--name",
-                                 baseline.name, "--seed", format_seed(options_.seed)},
-                                o);
-    for (const auto& e : parse_events(child.channel.head)) {
+    std::vector<json> events;
+    auto child = run_runner({paths_.runner(), "baseline", "--spec", baseline.spec, "--name",
+                             baseline.name, "--seed", format_seed(options_.seed)},
+                            o, events);
+    for (const auto& e : events) {
         std::string kind = e.value("event", "");
         if (kind == "timing") {
             result.side = side_from_json(e.value("learner", json()));
@@ -602,9 +630,9 @@ void Checker::sanitize(const StepInfo& step, const std::string& object, StepRepo
         ChildOptions o;
         o.wall_seconds = options_.runner_seconds;
         o.channel_idle_seconds = 4 * options_.case_idle_seconds;  // the tools are slow
-        o.result_channel = true;
         o.output_cap = 256 * 1024;
-        auto child = run_supervised(sanitizer_command(sanitizer, tool, program), o);
+        std::vector<json> events;
+        auto child = run_runner(sanitizer_command(sanitizer, tool, program), o, events);
         if (!child.started) {
             report.sanitizer_note = "cannot run compute-sanitizer: " + child.start_error;
             return;

@@ -54,7 +54,7 @@ bool drain(int fd, CapturedStream& into, std::size_t cap) {
 }
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildOptions& options,
-                             Pipe& out, Pipe& err, Pipe& channel, int report_fd) {
+                             Pipe& out, Pipe& err, Pipe& channel, Pipe& secret, int report_fd) {
     setpgid(0, 0);
     // Default signal dispositions for the program we start.
     signal(SIGPIPE, SIG_DFL);
@@ -63,6 +63,7 @@ bool drain(int fd, CapturedStream& into, std::size_t cap) {
     dup2(out.write_end, 1);
     dup2(err.write_end, 2);
     if (options.result_channel) dup2(channel.write_end, 3);
+    if (!options.secret.empty()) dup2(secret.read_end, 4);
     if (!options.working_dir.empty() && chdir(options.working_dir.c_str()) != 0) {
         std::string message = "cannot enter " + options.working_dir + ": " + strerror(errno);
         (void)!write(report_fd, message.data(), message.size());
@@ -86,9 +87,9 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         result.start_error = "no program given";
         return result;
     }
-    Pipe out, err, channel, exec_report;
+    Pipe out, err, channel, exec_report, secret;
     if (!out.open() || !err.open() || !exec_report.open() ||
-        (options.result_channel && !channel.open())) {
+        (options.result_channel && !channel.open()) || (!options.secret.empty() && !secret.open())) {
         result.start_error = std::string("pipe: ") + strerror(errno);
         return result;
     }
@@ -98,13 +99,19 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         result.start_error = std::string("fork: ") + strerror(errno);
         return result;
     }
-    if (pid == 0) exec_child(argv, options, out, err, channel, exec_report.write_end);
+    if (pid == 0) exec_child(argv, options, out, err, channel, secret, exec_report.write_end);
 
     setpgid(pid, pid);  // also done in the child: whichever runs first wins the race
     out.close_write();
     err.close_write();
     channel.close_write();
     exec_report.close_write();
+    if (!options.secret.empty()) {
+        // A pipe holds far more than a key: this write never blocks.
+        (void)!::write(secret.write_end, options.secret.data(), options.secret.size());
+        secret.close_write();
+        secret.close_read();
+    }
 
     // exec succeeded when the report pipe closes empty (it is close-on-exec).
     std::string exec_error;

@@ -16,6 +16,7 @@ struct ChildOptions {
     bool result_channel = false;           // open a pipe on fd 3 in the child
     std::size_t channel_cap = 16 << 20;    // bytes kept of the channel
     double channel_idle_seconds = 0;       // > 0: time out when the channel is silent this long
+    std::string secret;                    // non-empty: readable once from fd 4 in the child
     std::string working_dir;               // empty: inherit
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };

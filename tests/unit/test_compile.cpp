@@ -85,3 +85,26 @@ TEST_CASE("nvcc and host-compiler diagnostics are read back as file:line", "[com
     CHECK(first_error(d).line == 23);
     CHECK(first_error({d[1]}).message.empty());
 }
+
+#include "hash.h"
+
+TEST_CASE("result lines are authenticated by a keyed tag", "[hash]") {
+    unsigned char key[16], other[16];
+    random_key(key);
+    random_key(other);
+    std::string line = R"({"event":"case","status":"pass"})";
+    auto tag = line_tag(key, 3, line);
+    CHECK(tag.size() == 16);
+    CHECK(line_tag(key, 3, line) == tag);
+    CHECK(line_tag(key, 4, line) != tag);  // a replayed line at another position fails
+    CHECK(line_tag(other, 3, line) != tag);
+    CHECK(line_tag(key, 3, line + " ") != tag);
+    unsigned char back[16];
+    REQUIRE(key_from_hex(key_to_hex(key), back));
+    CHECK(std::equal(key, key + 16, back));
+    CHECK_FALSE(key_from_hex("xyz", back));
+    // SipHash-2-4 reference vector: key 00..0f, empty message -> 0x726fdb47dd0e0e31
+    unsigned char k[16];
+    for (int i = 0; i < 16; ++i) k[i] = static_cast<unsigned char>(i);
+    CHECK(siphash24(k, "") == 0x726fdb47dd0e0e31ull);
+}
