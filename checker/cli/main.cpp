@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -292,6 +293,88 @@ int cmd_check(const Options& o) {
     return exit_code_for(passed, failed, skipped);
 }
 
+// Grading: many submission folders in one go. Each is checked in turn (its learner code in
+// supervised child processes, as always); each result is written atomically as soon as it is
+// known; one misbehaving submission never stops the batch, and a result file is written even
+// when the checker itself fails on one.
+int cmd_grade(const Options& o, const std::vector<std::string>& submissions, const std::string& out_dir,
+              int repeat) {
+    CoursePaths course;
+    Manifest m;
+    if (!open_course(o, course, m)) return exit_code::usage;
+    std::vector<StepRef> steps;
+    Progress none(course.state_dir + "/unused-progress.json");
+    Options select = o;
+    if (o.step.empty()) select.all = true;
+    if (!select_steps(select, m, none, steps)) return exit_code::usage;
+    if (!make_dirs(out_dir)) {
+        std::cerr << "cudalings: cannot create " << out_dir << "\n";
+        return exit_code::usage;
+    }
+    int failed_total = 0, passed_total = 0, skipped_total = 0;
+    nlohmann::json summary = nlohmann::json::array();
+    std::size_t total = submissions.size() * static_cast<std::size_t>(repeat), done = 0;
+    for (int round = 0; round < repeat; ++round) {
+        for (const auto& dir : submissions) {
+            ++done;
+            std::string name = fs::path(dir).lexically_normal().filename().string();
+            if (name.empty() || name == ".") name = fs::path(dir).lexically_normal().parent_path().filename().string();
+            nlohmann::json result{{"submission", fs::absolute(dir).string()}, {"round", round + 1}};
+            int passed = 0, failed = 0, skipped = 0;
+            auto start = std::chrono::steady_clock::now();
+            try {
+                CoursePaths paths = course;
+                paths.root = fs::absolute(dir).string();
+                // A submission is a copy of the course: its step files under lessons/.
+                if (!fs::is_directory(paths.root + "/lessons"))
+                    throw std::runtime_error(paths.root + " has no lessons/ folder");
+                paths.include_root = course.root;  // the contract comes from the instructor's copy
+                CheckOptions options;
+                options.timing = !o.no_time;
+                options.compile_seconds = o.compile_timeout;
+                options.sanitize = o.sanitize;
+                options.seed = o.seed.empty() ? fresh_seed() : std::strtoull(o.seed.c_str(), nullptr, 16);
+                Checker checker(paths, m, options);
+                nlohmann::json results = nlohmann::json::array();
+                for (const auto& ref : steps) {
+                    StepReport r = checker.check(ref, false);
+                    (r.verdict == Verdict::Pass ? passed : r.verdict == Verdict::Skipped ? skipped : failed)++;
+                    results.push_back(to_json(r));
+                }
+                result["results"] = results;
+            } catch (const std::exception& e) {
+                result["internal_error"] = e.what();
+                ++failed;
+            }
+            double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            result["passed"] = passed;
+            result["failed"] = failed;
+            result["skipped"] = skipped;
+            result["seconds"] = seconds;
+            std::string file = out_dir + "/" + name + (repeat > 1 ? ".round" + std::to_string(round + 1) : "") + ".json";
+            if (!write_file_atomic(file, result.dump(2) + "\n"))
+                std::cerr << "cudalings: cannot write " << file << "\n";
+            std::vector<std::string> verdicts;
+            for (const auto& r : result.value("results", nlohmann::json::array()))
+                verdicts.push_back(r["step"].get<std::string>() + "=" + r["verdict"].get<std::string>());
+            summary.push_back({{"submission", name}, {"round", round + 1}, {"passed", passed},
+                               {"failed", failed}, {"skipped", skipped}, {"file", file},
+                               {"verdicts", verdicts}});
+            std::cerr << "[" << done << "/" << total << "] " << name << ": " << passed << " passed, "
+                      << failed << " failed, " << skipped << " skipped (" << static_cast<int>(seconds * 10) / 10.0
+                      << " s)";
+            for (const auto& v : verdicts) std::cerr << "  " << v;
+            std::cerr << "\n";
+            passed_total += passed;
+            failed_total += failed;
+            skipped_total += skipped;
+        }
+    }
+    write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
+    std::cout << passed_total << " passed, " << failed_total << " failed, " << skipped_total << " skipped\n";
+    return exit_code_for(passed_total, failed_total, skipped_total);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -320,6 +403,18 @@ int main(int argc, char** argv) {
                     "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
     check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
         ->check(CLI::PositiveNumber);
+    auto* grade = app.add_subcommand("grade", "check many submission folders (course copies) in one batch");
+    std::vector<std::string> submissions;
+    std::string grade_out = "grading-results";
+    int repeat = 1;
+    grade->add_option("submissions", submissions, "submission folders (each a copy of the course)")->required();
+    grade->add_option("--step", o.step, "a step or lesson to check (default: every step)");
+    grade->add_option("--out", grade_out, "where the result files go (one JSON per submission)");
+    grade->add_option("--repeat", repeat, "check the whole batch this many times")->check(CLI::PositiveNumber);
+    grade->add_option("--seed", o.seed, "the same inputs for every submission");
+    grade->add_flag("--no-time", o.no_time, "correctness only");
+    grade->add_flag("--sanitize", o.sanitize, "also run compute-sanitizer");
+    grade->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take");
     auto* hint = app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");
     hint->add_option("step", o.step, "the step");
 
@@ -342,5 +437,6 @@ int main(int argc, char** argv) {
         return cmd_check(o);
     }
     if (*hint) return cmd_hint(o);
+    if (*grade) return cmd_grade(o, submissions, grade_out, repeat);
     return exit_code::usage;
 }

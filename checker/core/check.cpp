@@ -306,7 +306,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     CompileRequest request;
     request.nvcc = nvcc();
     request.source = source;
-    request.include_dirs = {paths_.lesson_dir(lesson), paths_.root + "/lessons/common"};
+    request.include_dirs = {paths_.lesson_dir(lesson), paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
     const GpuInfo& g = gpu();
     request.arch = g.present ? g.arch : "";
     std::string key = compile_cache_key(request, file_identity(which(request.nvcc)),
@@ -713,7 +713,7 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     b.cxx = host_compiler();
     b.emulator_include = emulator_include_dir(paths_.tool_dir);
     b.cuda_include = cuda_include_dir();
-    b.include_dirs = {paths_.lesson_dir(lesson), paths_.root + "/lessons/common"};
+    b.include_dirs = {paths_.lesson_dir(lesson), paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
     b.source = fs::absolute(report.file).string();
     std::string key = emulated_cache_key(b, headers_in(b.include_dirs));
     std::string dir = paths_.state_dir + "/build-emu";

@@ -20,7 +20,12 @@ struct CoursePaths {
     std::string tool_dir;   // the directory of the cudalings binary: runner and refs/ live here
 
     std::string manifest() const { return root + "/" + kManifestName; }
-    std::string lesson_dir(const LessonInfo& l) const { return root + "/lessons/" + l.id; }
+    // Where the lesson headers (the exercise contract) are taken from: the course itself, or,
+    // when grading submissions, the instructor's trusted copy.
+    std::string include_root;
+    std::string lesson_dir(const LessonInfo& l) const {
+        return (include_root.empty() ? root : include_root) + "/lessons/" + l.id;
+    }
     std::string step_file(const LessonInfo& l, const StepInfo& s, bool solution) const;
     std::string reference_object(const LessonInfo& l, const StepInfo& s) const;
     std::string runner() const { return tool_dir + "/cudalings-runner"; }
