@@ -416,6 +416,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         o.wall_seconds = options_.runner_seconds;
         o.channel_idle_seconds = options_.case_idle_seconds;
         o.output_cap = 8 * 1024;
+        o.memory_limit = options_.host_memory_limit;
         if (emulating_) o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
         say(child_index == 0 ? "running the cases" : "running the remaining cases in a fresh process");
         std::vector<json> events;
@@ -509,13 +510,19 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             // The process ended inside a case: that case gets the blame.
             CaseReport& c = cases[in_progress];
             c.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
-            if (child.timed_out)
+            if (child.memory_limit_hit) {
+                c.verdict = Verdict::MemoryError;
+                c.reason = "host memory limit (" + std::to_string(options_.host_memory_limit >> 30) +
+                           " GiB) exceeded";
+            } else if (child.timed_out)
                 c.reason = phase == "call" ? "host code did not return" : "kernel did not finish";
             else if (child.signal)
                 c.reason = describe_signal(child.signal);
             else
                 c.reason = "exit code " + std::to_string(child.exit_code);
-            c.detail = describe_end(child, options_.case_idle_seconds);
+            c.detail = child.memory_limit_hit
+                           ? "the process used more host memory than a step may: it was killed"
+                           : describe_end(child, options_.case_idle_seconds);
             next_case = in_progress + 1;
         } else if (phase == "timing" && !done) {
             report.timing.present = false;

@@ -31,6 +31,7 @@ struct CheckOptions {
     double runner_seconds = 180;   // the whole correctness + timing child
     bool use_cache = true;
     bool sanitize = false;         // also run compute-sanitizer on small cases
+    std::size_t host_memory_limit = std::size_t{8} << 30;  // per runner child, via a cgroup
     std::uint64_t sanitize_max_n = 4096;
     // cudalings emulator (checker/core/emulate.h): correctness on the CPU, no timing
     bool emulate = false;              // --emulate: even where a GPU is present

@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <fstream>
+#include <sys/stat.h>
 
 extern char** environ;
 
@@ -53,9 +55,92 @@ bool drain(int fd, CapturedStream& into, std::size_t cap) {
     return true;
 }
 
+// A memory cgroup for one child: created before the fork, joined by the child before exec,
+// removed afterwards. Supports the unified hierarchy (v2) and the v1 memory controller.
+class MemoryCgroup {
+public:
+    MemoryCgroup() = default;
+    MemoryCgroup(const MemoryCgroup&) = delete;
+    MemoryCgroup& operator=(const MemoryCgroup&) = delete;
+    ~MemoryCgroup() {
+        if (!dir_.empty()) ::rmdir(dir_.c_str());
+    }
+    bool create(std::size_t limit) {
+        static int counter = 0;
+        std::string own_v1, own_v2;
+        std::ifstream self("/proc/self/cgroup");
+        std::string line;
+        while (std::getline(self, line)) {
+            if (line.rfind("0::", 0) == 0) own_v2 = line.substr(3);
+            auto memory = line.find(":memory:");
+            if (memory != std::string::npos) own_v1 = line.substr(memory + 8);
+        }
+        std::string name = "/cudalings-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+        std::string limit_text = std::to_string(limit);
+        limit_ = limit;
+        if (::access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
+            dir_ = "/sys/fs/cgroup" + own_v2 + name;
+            v2_ = true;
+            if (::mkdir(dir_.c_str(), 0755) == 0 && write_to("memory.max", limit_text) &&
+                write_to("memory.swap.max", "0"))
+                return true;
+            if (::access((dir_ + "/memory.max").c_str(), F_OK) == 0 && write_to("memory.max", limit_text))
+                return true;  // no swap control: still limited
+        } else if (!own_v1.empty()) {
+            if (own_v1 == "/") own_v1.clear();
+            dir_ = "/sys/fs/cgroup/memory" + own_v1 + name;
+            v2_ = false;
+            if (::mkdir(dir_.c_str(), 0755) == 0 && write_to("memory.limit_in_bytes", limit_text)) {
+                write_to("memory.memsw.limit_in_bytes", limit_text);  // no escape into swap
+                return true;
+            }
+        }
+        if (!dir_.empty()) ::rmdir(dir_.c_str());
+        dir_.clear();
+        return false;
+    }
+    // Called in the child after fork: move this process into the cgroup.
+    void join() const {
+        if (dir_.empty()) return;
+        std::string procs = dir_ + "/cgroup.procs";
+        int fd = ::open(procs.c_str(), O_WRONLY);
+        if (fd < 0) return;
+        (void)!::write(fd, "0", 1);
+        ::close(fd);
+    }
+    bool oom_killed() const {
+        if (dir_.empty()) return false;
+        // v2: memory.events; v1: memory.oom_control (newer kernels), else the usage peak.
+        std::ifstream in(dir_ + (v2_ ? "/memory.events" : "/memory.oom_control"));
+        std::string key;
+        unsigned long long value = 0;
+        while (in >> key >> value)
+            if (key == "oom_kill" && value > 0) return true;
+        if (v2_) return false;
+        unsigned long long peak = 0, failures = 0;
+        std::ifstream(dir_ + "/memory.max_usage_in_bytes") >> peak;
+        std::ifstream(dir_ + "/memory.failcnt") >> failures;
+        return failures > 0 || (limit_ > 0 && peak + (1u << 20) >= limit_);
+    }
+    bool active() const { return !dir_.empty(); }
+
+private:
+    bool write_to(const char* file, const std::string& value) const {
+        std::ofstream out(dir_ + "/" + file);
+        out << value;
+        out.flush();
+        return static_cast<bool>(out);
+    }
+    std::string dir_;
+    bool v2_ = false;
+    std::size_t limit_ = 0;
+};
+
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildOptions& options,
-                             Pipe& out, Pipe& err, Pipe& channel, Pipe& secret, int report_fd) {
+                             Pipe& out, Pipe& err, Pipe& channel, Pipe& secret, int report_fd,
+                             const MemoryCgroup& cgroup) {
     setpgid(0, 0);
+    cgroup.join();
     // Default signal dispositions for the program we start.
     signal(SIGPIPE, SIG_DFL);
     int devnull = ::open("/dev/null", O_RDONLY);
@@ -81,6 +166,11 @@ bool drain(int fd, CapturedStream& into, std::size_t cap) {
 
 }  // namespace
 
+bool memory_cgroups_available() {
+    MemoryCgroup probe;
+    return probe.create(std::size_t{1} << 30);
+}
+
 ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options) {
     ChildResult result;
     if (argv.empty()) {
@@ -93,13 +183,15 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         result.start_error = std::string("pipe: ") + strerror(errno);
         return result;
     }
+    MemoryCgroup cgroup;
+    result.memory_limited = options.memory_limit > 0 && cgroup.create(options.memory_limit);
     auto start = Clock::now();
     pid_t pid = fork();
     if (pid < 0) {
         result.start_error = std::string("fork: ") + strerror(errno);
         return result;
     }
-    if (pid == 0) exec_child(argv, options, out, err, channel, secret, exec_report.write_end);
+    if (pid == 0) exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup);
 
     setpgid(pid, pid);  // also done in the child: whichever runs first wins the race
     out.close_write();
@@ -206,6 +298,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     }
+    result.memory_limit_hit = result.memory_limited && cgroup.oom_killed();
     return result;
 }
 

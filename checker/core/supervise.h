@@ -17,6 +17,9 @@ struct ChildOptions {
     std::size_t channel_cap = 16 << 20;    // bytes kept of the channel
     double channel_idle_seconds = 0;       // > 0: time out when the channel is silent this long
     std::string secret;                    // non-empty: readable once from fd 4 in the child
+    // > 0: the child's host memory is limited with a cgroup (v2 or v1 memory controller) where
+    // this process may create one; never with `ulimit -v`, which breaks CUDA's initialisation.
+    std::size_t memory_limit = 0;
     std::string working_dir;               // empty: inherit
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };
@@ -31,6 +34,8 @@ struct ChildResult {
     std::string start_error;  // why the program could not be started
     bool timed_out = false;
     bool idle_timeout = false;  // timed out because the result channel fell silent
+    bool memory_limited = false;   // the child ran under a memory cgroup
+    bool memory_limit_hit = false; // ... and the kernel killed it for exceeding the limit
     int exit_code = -1;       // when it exited normally
     int signal = 0;           // when a signal ended it
     CapturedStream out, err, channel;
@@ -40,6 +45,9 @@ struct ChildResult {
 };
 
 ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options);
+
+// Whether a memory cgroup can be made here (for tests and reports).
+bool memory_cgroups_available();
 
 // "SIGSEGV (segmentation fault)" for 11, and so on.
 std::string describe_signal(int signal);

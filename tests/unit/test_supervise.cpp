@@ -74,3 +74,18 @@ TEST_CASE("a program that does not exist is reported, not run", "[supervise]") {
     CHECK_FALSE(r.started);
     CHECK_THAT(r.start_error, Catch::Matchers::ContainsSubstring("cannot run"));
 }
+
+TEST_CASE("host memory is limited with a cgroup where one can be made", "[supervise]") {
+    if (!memory_cgroups_available()) SKIP("no writable memory cgroup here (v1 or v2)");
+    ChildOptions o;
+    o.memory_limit = std::size_t{256} << 20;
+    o.wall_seconds = 60;
+    auto within = run_supervised({program("fixture_hog"), "64"}, o);
+    CHECK(within.memory_limited);
+    CHECK(within.exit_code == 0);
+    CHECK_FALSE(within.memory_limit_hit);
+    auto beyond = run_supervised({program("fixture_hog"), "2048"}, o);
+    CHECK(beyond.memory_limited);
+    CHECK_FALSE(beyond.exited_ok());
+    CHECK(beyond.memory_limit_hit);
+}

@@ -1,0 +1,13 @@
+// A child program that allocates and touches argv[1] MiB of host memory, then exits 0.
+#include <cstdlib>
+#include <cstring>
+
+int main(int argc, char** argv) {
+    long mib = argc > 1 ? std::atol(argv[1]) : 1024;
+    for (long i = 0; i < mib; ++i) {
+        char* p = static_cast<char*>(std::malloc(1 << 20));
+        if (!p) return 2;
+        std::memset(p, 1, 1 << 20);
+    }
+    return 0;
+}
