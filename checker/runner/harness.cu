@@ -306,6 +306,7 @@ std::string format_value(float v) {
 Comparison compare(const float* got, const float* expected, std::uint64_t n, const Tolerance& t,
                    cudaStream_t s) {
     Comparison c;
+    c.checked = n;
     dev::Array<CompareCounts> counts(1);
     CompareCounts init{0, 0, ~0ull, 0};
     DEV_CHECK(cudaMemcpyAsync(counts.get(), &init, sizeof init, cudaMemcpyHostToDevice, s));
@@ -332,6 +333,7 @@ Comparison compare(const float* got, const float* expected, std::uint64_t n, con
 
 Comparison compare_scalar(const float* got, double expected, const Tolerance& t) {
     Comparison c;
+    c.checked = 1;
     float g;
     dev::copy_to_host(&g, got, sizeof g);
     std::uint32_t bits;
@@ -401,18 +403,6 @@ void Ctx::call(const std::function<cudaError_t()>& f) {
 namespace harness {
 namespace {
 
-constexpr unsigned kStatsBlocks = 512;
-constexpr unsigned kStatsThreads = 256;
-
-// Keeps the larger value; on a tie, the smaller index (so argmax is the first maximum).
-__host__ __device__ inline void keep_max(float& max, std::uint64_t& argmax, float other_max,
-                                         std::uint64_t other_argmax) {
-    if (other_max > max || (other_max == max && other_argmax < argmax)) {
-        max = other_max;
-        argmax = other_argmax;
-    }
-}
-
 __global__ void segment_stats_kernel(const float* x, std::uint64_t n, std::uint64_t segment,
                                      std::uint64_t count, SegmentStats* out) {
     for (std::uint64_t k = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; k < count;
@@ -437,58 +427,8 @@ __global__ void segment_stats_kernel(const float* x, std::uint64_t n, std::uint6
     }
 }
 
-__global__ void array_stats_kernel(const float* x, std::uint64_t n, SegmentStats* partials) {
-    __shared__ double s_sum[kStatsThreads], s_abs[kStatsThreads];
-    __shared__ float s_max[kStatsThreads], s_min[kStatsThreads];
-    __shared__ std::uint64_t s_arg[kStatsThreads];
-    double sum = 0, abs_sum = 0;
-    float mx = -INFINITY, mn = INFINITY;
-    std::uint64_t arg = ~0ull;
-    // Each thread visits its indices in increasing order, so a strict > keeps its first maximum.
-    for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
-         i += std::uint64_t{gridDim.x} * blockDim.x) {
-        const float v = x[i];
-        sum += static_cast<double>(v);
-        abs_sum += fabs(static_cast<double>(v));
-        if (v > mx) {
-            mx = v;
-            arg = i;
-        }
-        mn = v < mn ? v : mn;
-    }
-    const unsigned t = threadIdx.x;
-    s_sum[t] = sum;
-    s_abs[t] = abs_sum;
-    s_max[t] = mx;
-    s_min[t] = mn;
-    s_arg[t] = arg;
-    __syncthreads();
-    for (unsigned w = kStatsThreads / 2; w > 0; w /= 2) {
-        if (t < w) {
-            s_sum[t] += s_sum[t + w];
-            s_abs[t] += s_abs[t + w];
-            s_min[t] = fminf(s_min[t], s_min[t + w]);
-            float m = s_max[t];
-            std::uint64_t a = s_arg[t];
-            keep_max(m, a, s_max[t + w], s_arg[t + w]);
-            s_max[t] = m;
-            s_arg[t] = a;
-        }
-        __syncthreads();
-    }
-    if (t == 0) {
-        SegmentStats r;
-        r.sum = s_sum[0];
-        r.abs_sum = s_abs[0];
-        r.max = s_max[0];
-        r.min = s_min[0];
-        r.argmax = s_arg[0];
-        partials[blockIdx.x] = r;
-    }
-}
-
-__global__ void compare_within_kernel(const float* got, const double* expected,
-                                      const double* bound, std::uint64_t n, CompareCounts* out) {
+__global__ void compare_within_kernel(const float* got, const double* expected, const double* bound,
+                                      std::uint64_t n, CompareCounts* out) {
     unsigned long long wrong = 0, unwritten = 0, first = ~0ull, last = 0;
     for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::uint64_t{gridDim.x} * blockDim.x) {
@@ -559,29 +499,10 @@ void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, Segme
     DEV_CHECK(cudaGetLastError());
 }
 
-SegmentStats array_stats(const float* x, std::uint64_t n, cudaStream_t s) {
-    dev::Array<SegmentStats> partials(kStatsBlocks);
-    array_stats_kernel<<<kStatsBlocks, kStatsThreads, 0, s>>>(x, n, partials.get());
-    DEV_CHECK(cudaGetLastError());
-    dev::sync_stream(s);
-    std::vector<SegmentStats> host(kStatsBlocks);
-    dev::copy_to_host(host.data(), partials.get(), kStatsBlocks * sizeof(SegmentStats));
-    SegmentStats r;
-    r.max = -INFINITY;
-    r.min = INFINITY;
-    r.argmax = ~std::uint64_t{0};
-    for (const auto& p : host) {  // a fixed order: the same bits every time
-        r.sum += p.sum;
-        r.abs_sum += p.abs_sum;
-        r.min = std::min(r.min, p.min);
-        keep_max(r.max, r.argmax, p.max, p.argmax);
-    }
-    return r;
-}
-
 Comparison compare_within(const float* got, const double* expected, const double* bound,
                           std::uint64_t n, cudaStream_t s) {
     Comparison c;
+    c.checked = n;
     CompareCounts out = run_counts(
         [&](CompareCounts* counts) {
             compare_within_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, bound, n, counts);
@@ -607,6 +528,7 @@ Comparison compare_within(const float* got, const double* expected, const double
 Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, std::uint64_t n,
                        cudaStream_t s) {
     Comparison c;
+    c.checked = n;
     CompareCounts out = run_counts(
         [&](CompareCounts* counts) {
             compare_u32_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, n, counts);
@@ -623,10 +545,10 @@ Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, 
     dev::copy_to_host(e.data(), expected + c.first, window * sizeof(std::uint32_t));
     for (std::uint64_t i = 0; i < window && c.samples.size() < 5; ++i)
         if (g[i] != e[i])
-            c.samples.push_back({c.first + i,
-                                 g[i] == kPoisonBits ? std::string("never written")
-                                                     : std::to_string(g[i]),
-                                 std::to_string(e[i])});
+            c.samples.push_back(
+                {c.first + i,
+                 g[i] == kPoisonBits ? std::string("never written") : std::to_string(g[i]),
+                 std::to_string(e[i])});
     return c;
 }
 

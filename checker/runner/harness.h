@@ -124,6 +124,7 @@ struct MismatchSample {
 };
 
 struct Comparison {
+    std::uint64_t checked = 0;  // output elements compared
     std::uint64_t wrong = 0, unwritten = 0, first = 0, last = 0;
     std::vector<MismatchSample> samples;  // the first few, by index
 };
@@ -189,10 +190,6 @@ struct SegmentStats {
 // each run in index order: meant for short runs (a warp, a block), not for the whole array.
 void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, SegmentStats* out,
                    cudaStream_t s);
-
-// The statistics of the whole array (n >= 1), returned to the host. The same bits on every
-// call: per-block partials are combined in a fixed order.
-SegmentStats array_stats(const float* x, std::uint64_t n, cudaStream_t s);
 
 // Float results against double values with a bound per element, on the device: element i
 // passes when |got[i] - expected[i]| <= bound[i] (a NaN never does; bound 0 asks for the exact

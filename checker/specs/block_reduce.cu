@@ -19,22 +19,37 @@
 //     has an error of about u·S·√n / 3 (a twelfth of the tolerance).
 //   - Small integers (in [-100, 100]) sum exactly in any order: every partial sum is an integer
 //     far below 2^24, where floats are exact. Those cases are bit-exact.
-// The expected values are computed on the device in double precision (harness::array_stats,
+// The expected values are computed on the device in double precision (harness::sum_in_double,
 // harness::segment_stats): max, min and argmax exactly, the sums to about 1e-16.
 //
 // Data. A tolerance proportional to S only means something if the exact sum is not small next
-// to S, so the whole-array sums use data whose sum is S or exact: uniform in [0, 1), one value
-// repeated (both: sum = S), and small integers (checked bit-exact). A result of 0 or NaN never
-// passes. Tiles have their own tolerance per tile, so they also get signed data of every
-// magnitude. Argmax ties (which index wins) are tested with small integers (a 256-element tile
-// of integers in [-100, 100] often holds its maximum twice) and with all elements equal.
+// to S, so the whole-array sums use data whose sum is far from 0 by construction (uniform in
+// [0, 1), one value repeated, the reduction distributions with |sum| > S / 17) or exact (small
+// integers); the spec checks that every such case's |sum| is at least 8 tolerances, so a
+// result of 0 never passes, and NaN never does. Tiles have a tolerance per tile, so they also
+// get signed data of every magnitude. Argmax ties (which index wins) are tested with small
+// integers (a 256-element tile of integers in [-100, 100] often holds its maximum twice) and
+// with all elements equal (the answer is the tile's first index).
 //
-// Step 1 stops at n = 2^24 and is timed there: one accumulator updated 2^28 times by atomics is
-// both slow and inaccurate past 2^24 (an accumulator above 2^24 ignores additions below 1).
+// Step 1 stops at n = 2^24 and is timed there, on uniform [0, 1) data: one float accumulator
+// updated n times is slow (n serialized atomics), and past 2^24 also wrong: once it exceeds
+// 2^24, adding a value below 1 leaves it unchanged. For the same reason step 1 gets no data
+// whose partial sums outgrow 2^24 times their elements (all-equal, one-sign offsets): there the
+// rounding of one accumulator leans one way every time and its error grows like n, not √n.
+//
+// Steps 4 and 5 must give the same bits on every call: each case calls them five times.
+// Step 5 is timed beside two baselines, "cub_device_reduce" (cub::DeviceReduce::Sum) and
+// "cub_block_reduce" (step 5's structure with cub::BlockReduce as the block stage); under the
+// CPU emulator (no CUB) they are left out.
+#ifndef CUDALINGS_EMULATOR
 #include <cub/cub.cuh>
+#endif
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -56,7 +71,9 @@ using DeviceSumFn = cudaError_t (*)(const float*, size_t, float*, void*, size_t,
 constexpr double kUnitRoundoff = 1.0 / 16777216.0;  // 2^-24: float's relative rounding error
 constexpr double kRandomWalkFactor = 4.0;
 constexpr std::uint64_t kAtomicMaxN = std::uint64_t{1} << 24;  // step 1's largest case and timing
-constexpr int kDeterminismCalls = 3;
+constexpr int kDeterminismCalls = 5;
+// The input of the timed device sums (steps 4 and 5, and the CUB baselines), as in lesson 02.
+constexpr Dist kTimedSumDist = Dist::OffsetScale;
 
 // ---------------------------------------------------------------- cases
 harness::CaseDef make_case(std::uint64_t n, Dist d) {
@@ -97,32 +114,42 @@ std::string sci(double v) {
     return buf;
 }
 
-harness::Tolerance whole_sum_tolerance(const harness::CaseDef& c, const harness::SegmentStats& st) {
+harness::Tolerance whole_sum_tolerance(const harness::CaseDef& c, const harness::SumStats& st) {
     harness::Tolerance t;
     if (c.dist == Dist::SmallIntegers) {
         t.exact = true;
-        t.why = "bit-exact: the elements are small integers, so every partial sum is an integer "
-                "far below 2^24, where float addition is exact in any order";
+        t.why =
+            "bit-exact: the elements are small integers, so every partial sum is an integer "
+            "far below 2^24, where float addition is exact in any order";
         return t;
     }
     t.exact = false;
     t.rel = 0;
-    t.abs = whole_sum_bound(c.n, st.abs_sum);
-    t.why = "|got - exact sum| <= " + sci(t.abs) +
-            " (4·√n·2^-24·Σ|x|): every float addition rounds, and the error depends on the order "
-            "of the additions, which is yours to choose. Rounding errors fall up and down like a "
-            "random walk, so they grow with √n; four times that allows any sensible order, "
-            "atomics in any order included. (For n <= 16, the worst case of any order: "
-            "(n-1)·2^-24·Σ|x|.)";
+    t.abs = whole_sum_bound(c.n, st.sum_abs);
+    if (c.n == 1) {
+        t.why = "exact: the sum of one element is that element";
+    } else if (static_cast<double>(c.n - 1) <=
+               kRandomWalkFactor * std::sqrt(static_cast<double>(c.n))) {
+        t.why = "|got - exact sum| <= " + sci(t.abs) +
+                " ((n-1)·2^-24·Σ|x|): each of the n-1 float additions rounds by at most 2^-24 "
+                "of its result, whatever their order";
+    } else {
+        t.why = "|got - exact sum| <= " + sci(t.abs) +
+                " (4·√n·2^-24·Σ|x|): every float addition rounds, and the error depends on the "
+                "order of the additions, which is yours to choose. Rounding errors fall up and "
+                "down like a random walk, so they grow with √n; four times that allows any "
+                "sensible order, atomics in any order included";
+    }
     return t;
 }
 
 harness::Tolerance tile_sum_tolerance() {
     harness::Tolerance t;
     t.exact = false;
-    t.why = "per tile, |got - exact| <= k·2^-24·Σ|x| over the tile's elements, k = elements - 1: "
-            "the worst case of any order of the additions (each addition rounds by at most "
-            "2^-24 of its result)";
+    t.why =
+        "per tile, |got - exact| <= k·2^-24·Σ|x| over the tile's elements, k = elements - 1: "
+        "the worst case of any order of the additions (each addition rounds by at most "
+        "2^-24 of its result)";
     return t;
 }
 
@@ -169,9 +196,9 @@ harness::CaseOutcome judge_parts(const std::vector<Part>& parts, std::uint64_t i
     auto o = harness::judge({}, inputs_changed, shown.cmp, shown.tol);
     if (o.status == "wrong" && first_wrong) {
         o.detail = "Wrong: " + wrong + "." + (right.empty() ? "" : " Right: " + right + ".") +
-                   " The mismatches shown are " + first_wrong->name + "'s; an index is a " +
-                   unit + " number (block b reduces elements " + std::to_string(kTile) +
-                   "·b to " + std::to_string(kTile) + "·b + " + std::to_string(kTile - 1) + ").";
+                   " The mismatches shown are those of " + first_wrong->name + "; an index is a " +
+                   unit + " number (block b reduces elements " + std::to_string(kTile) + "·b to " +
+                   std::to_string(kTile) + "·b + " + std::to_string(kTile - 1) + ").";
     }
     return o;
 }
@@ -185,10 +212,13 @@ std::string describe_sum(const harness::Comparison& cmp, double expected, double
     if (cmp.samples.empty()) return {};
     const std::string& got = cmp.samples.front().got;
     double g = std::strtod(got.c_str(), nullptr);
-    if (std::isnan(g)) return "The sum is NaN: something added a value that was never written.";
+    if (std::isnan(g))
+        return "The sum is NaN, and not the checker's own marker: a NaN got into it. Outputs and "
+               "the workspace hold NaN when you are called: was an accumulator never zeroed, or a "
+               "partial read that was never written?";
     if (g == 0.0) return "The sum is 0: nothing was added (or the result was never stored).";
-    std::string s = "Got " + got + ", expected " + sci(expected) + ": off by " +
-                    sci(std::fabs(g - expected));
+    std::string s =
+        "Got " + got + ", expected " + sci(expected) + ": off by " + sci(std::fabs(g - expected));
     if (bound > 0) s += ", " + sci(std::fabs(g - expected) / bound) + " times the tolerance";
     s += ".";
     if (expected != 0 && std::fabs(g / expected - 1.0) > 0.01)
@@ -209,6 +239,16 @@ std::uint32_t float_bits(float v) {
 }
 
 // ---------------------------------------------------------------- whole-array sums (1, 4, 5)
+constexpr double kMinMargin = 8.0;  // |exact sum| >= this many tolerances (non-exact cases)
+
+// Every case's data must make a wrong-but-plausible answer (0, NaN) fail by a wide margin.
+void require_margin(const harness::CaseDef& c, const harness::SumStats& st) {
+    if (c.dist == Dist::SmallIntegers) return;  // checked bit-exact
+    if (!(std::fabs(st.sum) >= kMinMargin * whole_sum_bound(c.n, st.sum_abs)))
+        throw std::runtime_error("block_reduce spec: generated data for " + c.name +
+                                 " has a sum too close to 0 for a meaningful check");
+}
+
 // One workspace-free signature (step 1) and one with a workspace (steps 4 and 5).
 cudaError_t call_sum(void* fn, bool workspace_kind, const float* x, std::uint64_t n, float* out,
                      void* workspace, cudaStream_t s) {
@@ -217,22 +257,41 @@ cudaError_t call_sum(void* fn, bool workspace_kind, const float* x, std::uint64_
                                              s);
 }
 
-// Scratch memory with guard zones, refilled with NaN before each call.
-std::uint64_t workspace_floats(std::uint64_t n) { return device_sum_workspace_bytes(n) / sizeof(float); }
+// The workspace, as floats: an Output, so it has guard zones and is refilled with NaN.
+std::uint64_t workspace_floats(std::uint64_t n) {
+    return device_sum_workspace_bytes(n) / sizeof(float);
+}
 
+// Guards (the sum, then the workspace), then the input, then the value.
 harness::CaseOutcome judge_sum(const harness::Output<float>& out, const harness::Output<float>* ws,
                                const harness::Input& x, const harness::CaseDef& c,
-                               const harness::SegmentStats& st, cudaStream_t s) {
-    auto t = whole_sum_tolerance(c, st);
+                               const harness::SumStats& st, cudaStream_t s) {
+    const harness::Tolerance t = whole_sum_tolerance(c, st);
     harness::GuardReport guards = out.check_guards(s);
-    std::string where = "the sum";
-    if (!guards.hit && ws) {
+    if (guards.hit) {
+        auto o = harness::judge(guards, 0, harness::Comparison{}, t);
+        o.reason = "guard zone " + guards.side + " the sum hit";
+        o.detail = "Bytes " + guards.side +
+                   " the one-float output changed: only one thread "
+                   "should write it, and only sum[0].";
+        return o;
+    }
+    if (ws) {
         guards = ws->check_guards(s);
-        where = "the workspace";
+        if (guards.hit) {
+            auto o = harness::judge(guards, 0, harness::Comparison{}, t);
+            o.reason = "guard zone " + guards.side + " the workspace hit";
+            o.detail = std::to_string(guards.bytes) + " byte" + (guards.bytes == 1 ? "" : "s") +
+                       " " + guards.side + " the workspace changed (" +
+                       std::to_string(guards.nearest) + " to " + std::to_string(guards.farthest) +
+                       " bytes " + (guards.side == "after" ? "past its end" : "before its start") +
+                       "): more partials were written than the workspace holds. Launch at most "
+                       "kMaxBlocks blocks in pass 1.";
+            return o;
+        }
     }
     auto cmp = harness::compare_scalar(out.get(), st.sum, t);
-    auto o = harness::judge(guards, x.changed(s), cmp, t);
-    if (o.status == "memory") o.detail = where + ": " + o.detail;
+    auto o = harness::judge(harness::GuardReport{}, x.changed(s), cmp, t);
     if (o.status == "wrong" && o.reason != "input modified")
         o.detail = describe_sum(cmp, st.sum, t.exact ? 0.0 : t.abs);
     return o;
@@ -243,16 +302,19 @@ harness::CaseOutcome run_sum_case(harness::Ctx& ctx, void* fn, bool workspace_ki
                                   std::uint64_t seed) {
     cudaStream_t s = ctx.stream;
     harness::Input x(c.n, c.dist, seed, 0, s);
-    const harness::SegmentStats st = harness::array_stats(x.get(), c.n, s);
+    const harness::SumStats st = harness::sum_in_double(x.get(), c.n, s);
+    require_margin(c, st);
     harness::Output<float> out(1);
     std::unique_ptr<harness::Output<float>> ws;
     if (workspace_kind) ws = std::make_unique<harness::Output<float>>(workspace_floats(c.n));
     auto call_once = [&] {
         out.poison(s);
-        if (ws) ws->poison(s);
+        if (ws) ws->poison(s);  // the workspace holds garbage at every call
         dev::sync_device();
-        ctx.call([&] { return call_sum(fn, workspace_kind, x.get(), c.n, out.get(),
-                                       ws ? ws->get() : nullptr, s); });
+        ctx.call([&] {
+            return call_sum(fn, workspace_kind, x.get(), c.n, out.get(), ws ? ws->get() : nullptr,
+                            s);
+        });
     };
     call_once();
     auto o = judge_sum(out, ws.get(), x, c, st, s);
@@ -272,28 +334,36 @@ harness::CaseOutcome run_sum_case(harness::Ctx& ctx, void* fn, bool workspace_ki
     std::string values;
     for (std::size_t k = 0; k < results.size(); ++k)
         values += (k ? ", " : "") + harness::format_value(results[k]);
-    o.detail = std::to_string(kDeterminismCalls) + " calls on the same input gave different bits: " +
-               values + ". Each is within the tolerance, but this step must give the same bits "
-               "on every run. A float sum's last bits depend on the order of its additions, so "
-               "something in your code adds in an order that changes from run to run: one "
-               "atomicAdd per block, for example, adds the partials in the order the blocks "
-               "happen to finish. Add them in a fixed order instead (a second pass).";
+    o.detail = std::to_string(kDeterminismCalls) +
+               " calls on the same input gave different bits: " + values +
+               ". Each may be within the tolerance, but this step must give the same "
+               "bits on every run. A float sum's last bits depend on the order of its additions, "
+               "so something adds in an order that changes from run to run: one atomicAdd per "
+               "block, for example, adds the partials in the order the blocks happen to finish. "
+               "Add them in a fixed order instead (a second pass).";
     return o;
 }
 
 class TimedSum : public runner::TimedRun {
-public:
-    TimedSum(cudaStream_t s, void* fn, void* ref, bool workspace_kind, std::uint64_t seed,
-             std::uint64_t size)
-        : fn_(fn), ref_(ref), workspace_kind_(workspace_kind),
-          case_(make_case(size, Dist::Positive)),
-          x_(size, Dist::Positive, seed, 0, s),
-          out_(1), ref_out_(1), ws_(workspace_floats(size)), ref_ws_(workspace_floats(size)) {
+  public:
+    TimedSum(cudaStream_t s, void* fn, void* ref, bool workspace_kind, Dist dist,
+             std::uint64_t seed, std::uint64_t size)
+        : fn_(fn),
+          ref_(ref),
+          workspace_kind_(workspace_kind),
+          case_(make_case(size, dist)),
+          x_(size, dist, seed, 0, s),
+          out_(1),
+          ref_out_(1),
+          ws_(workspace_floats(size)),
+          ref_ws_(workspace_floats(size)) {
         n = size;
         bytes = 4.0 * static_cast<double>(size) + 4.0;  // read x, write the sum
-        stats_ = harness::array_stats(x_.get(), size, s);
+        stats_ = harness::sum_in_double(x_.get(), size, s);
+        require_margin(case_, stats_);
         out_.poison(s);
         ws_.poison(s);
+        ref_out_.poison(s);
         ref_ws_.poison(s);
     }
     cudaError_t learner(cudaStream_t s) override {
@@ -303,18 +373,27 @@ public:
         if (!ref_) return cudaSuccess;
         return call_sum(ref_, workspace_kind_, x_.get(), n, ref_out_.get(), ref_ws_.get(), s);
     }
+    // Fresh input, its exact sum, and the output and workspace poisoned again.
+    bool refresh(cudaStream_t s, std::uint64_t seed) override {
+        x_.regenerate(seed, 0, s);
+        stats_ = harness::sum_in_double(x_.get(), n, s);
+        require_margin(case_, stats_);
+        out_.poison(s);
+        ws_.poison(s);
+        return true;
+    }
     harness::CaseOutcome verify_learner(cudaStream_t s) override {
         return judge_sum(out_, workspace_kind_ ? &ws_ : nullptr, x_, case_, stats_, s);
     }
 
-private:
+  private:
     void* fn_;
     void* ref_;
     bool workspace_kind_;
     harness::CaseDef case_;
     harness::Input x_;
     harness::Output<float> out_, ref_out_, ws_, ref_ws_;
-    harness::SegmentStats stats_;
+    harness::SumStats stats_;
 };
 
 // ---------------------------------------------------------------- per-tile expectations (2, 3)
@@ -372,32 +451,40 @@ harness::CaseOutcome judge_tiles(bool all_four, const TileOutputs& out, const Ti
                                  const harness::Input& x, cudaStream_t s) {
     const std::uint64_t tiles = tile_count(x.size());
     std::vector<Part> parts;
-    parts.push_back({all_four ? "block_sum" : "partials", out.sum.check_guards(s),
-                     harness::compare_within(out.sum.get(), e.sum.get(), e.sum_bound.get(), tiles, s),
-                     tile_sum_tolerance()});
+    parts.push_back(
+        {all_four ? "block_sum" : "partials", out.sum.check_guards(s),
+         harness::compare_within(out.sum.get(), e.sum.get(), e.sum_bound.get(), tiles, s),
+         tile_sum_tolerance()});
     if (all_four) {
-        parts.push_back({"block_max", out.max.check_guards(s),
-                         harness::compare_within(out.max.get(), e.max.get(), e.zero.get(), tiles, s),
-                         exact_tolerance("the largest element is one of the inputs, no rounding")});
-        parts.push_back({"block_min", out.min.check_guards(s),
-                         harness::compare_within(out.min.get(), e.min.get(), e.zero.get(), tiles, s),
-                         exact_tolerance("the smallest element is one of the inputs, no rounding")});
-        parts.push_back({"block_argmax", out.argmax.check_guards(s),
-                         harness::compare_u32(reinterpret_cast<const std::uint32_t*>(out.argmax.get()),
-                                              e.argmax.get(), tiles, s),
-                         exact_tolerance("the index in x of the tile's largest element; on a tie, "
-                                         "the smallest such index")});
+        parts.push_back(
+            {"block_max", out.max.check_guards(s),
+             harness::compare_within(out.max.get(), e.max.get(), e.zero.get(), tiles, s),
+             exact_tolerance("the largest element is one of the inputs, no rounding")});
+        parts.push_back(
+            {"block_min", out.min.check_guards(s),
+             harness::compare_within(out.min.get(), e.min.get(), e.zero.get(), tiles, s),
+             exact_tolerance("the smallest element is one of the inputs, no rounding")});
+        parts.push_back(
+            {"block_argmax", out.argmax.check_guards(s),
+             harness::compare_u32(reinterpret_cast<const std::uint32_t*>(out.argmax.get()),
+                                  e.argmax.get(), tiles, s),
+             exact_tolerance("the index in x of the tile's largest element; on a tie, "
+                             "the smallest such index")});
     }
     return judge_parts(parts, x.changed(s), tiles, "tile");
 }
 
 class TimedTiles : public runner::TimedRun {
-public:
+  public:
     TimedTiles(cudaStream_t s, void* fn, void* ref, bool all_four, std::uint64_t seed,
                std::uint64_t size)
-        : fn_(fn), ref_(ref), all_four_(all_four),
+        : fn_(fn),
+          ref_(ref),
+          all_four_(all_four),
           x_(size, Dist::Uniform, seed, 0, s),
-          out_(tile_count(size)), ref_out_(tile_count(size)), expected_(tile_count(size)) {
+          out_(tile_count(size)),
+          ref_out_(tile_count(size)),
+          expected_(tile_count(size)) {
         n = size;
         // Read x; write one float per tile (step 2) or four 4-byte results per tile (step 3).
         bytes = 4.0 * static_cast<double>(size) +
@@ -409,11 +496,18 @@ public:
     cudaError_t reference(cudaStream_t s) override {
         return ref_ ? call(ref_, ref_out_, s) : cudaSuccess;
     }
+    // Fresh input, its tile results, and the outputs poisoned again.
+    bool refresh(cudaStream_t s, std::uint64_t seed) override {
+        x_.regenerate(seed, 0, s);
+        tile_expectations(x_, expected_, s);
+        out_.poison(s);
+        return true;
+    }
     harness::CaseOutcome verify_learner(cudaStream_t s) override {
         return judge_tiles(all_four_, out_, expected_, x_, s);
     }
 
-private:
+  private:
     cudaError_t call(void* fn, TileOutputs& o, cudaStream_t s) {
         if (!all_four_) return reinterpret_cast<PartialsFn>(fn)(x_.get(), n, o.sum.get(), s);
         return reinterpret_cast<OpsFn>(fn)(x_.get(), n, o.sum.get(), o.max.get(), o.min.get(),
@@ -448,13 +542,15 @@ harness::CaseOutcome run_tiles_case(harness::Ctx& ctx, void* fn, bool all_four,
 }
 
 // ---------------------------------------------------------------- the CUB baselines (step 5)
+#ifndef CUDALINGS_EMULATOR  // the emulator has no CUB
 // cub::BlockReduce inside step 5's structure: float4 loads, kUnroll in flight, one wave.
 constexpr unsigned int kCubBlock = 256;
 constexpr unsigned int kCubUnroll = 4;
 constexpr unsigned int kCubFinalBlock = 1024;
 
-__global__ void __launch_bounds__(kCubBlock, 2048 / kCubBlock)
-    cub_partials_kernel(const float* __restrict__ x, std::uint64_t n, float* __restrict__ partials) {
+// At most 32 registers per thread, as in step 5: a full SM of blocks fits.
+__global__ void __maxnreg__(32) cub_partials_kernel(const float* __restrict__ x, std::uint64_t n,
+                                                    float* __restrict__ partials) {
     using BlockReduce = cub::BlockReduce<float, kCubBlock>;
     __shared__ typename BlockReduce::TempStorage temp;
     const float4* x4 = reinterpret_cast<const float4*>(x);
@@ -502,9 +598,11 @@ cudaError_t cub_block_reduce_sum(const float* x, std::uint64_t n, float* sum, fl
                                  cudaStream_t s) {
     int device = 0, sms = 0, threads_per_sm = 0;
     cudaError_t err = cudaGetDevice(&device);
-    if (err == cudaSuccess) err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
     if (err == cudaSuccess)
-        err = cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+        err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+    if (err == cudaSuccess)
+        err =
+            cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
     if (err != cudaSuccess) return err;
     std::uint64_t grid = static_cast<std::uint64_t>(sms) * (threads_per_sm / kCubBlock);
     std::uint64_t needed = (n / 4 + kCubBlock - 1) / kCubBlock;
@@ -519,13 +617,17 @@ cudaError_t cub_block_reduce_sum(const float* x, std::uint64_t n, float* sum, fl
 
 // A library sum of the timed input, verified like step 5.
 class TimedCub : public runner::TimedRun {
-public:
+  public:
     TimedCub(cudaStream_t s, bool device_reduce, std::uint64_t seed, std::uint64_t size)
-        : device_reduce_(device_reduce), case_(make_case(size, Dist::Positive)),
-          x_(size, Dist::Positive, seed, 0, s), out_(1), partials_(kMaxBlocks) {
+        : device_reduce_(device_reduce),
+          case_(make_case(size, kTimedSumDist)),
+          x_(size, kTimedSumDist, seed, 0, s),
+          out_(1),
+          partials_(kMaxBlocks) {
         n = size;
         bytes = 4.0 * static_cast<double>(size) + 4.0;
-        stats_ = harness::array_stats(x_.get(), size, s);
+        stats_ = harness::sum_in_double(x_.get(), size, s);
+        require_margin(case_, stats_);
         out_.poison(s);
         if (device_reduce_) {
             // Temporary storage sized and allocated once, outside the timed calls.
@@ -542,34 +644,42 @@ public:
         return cub_block_reduce_sum(x_.get(), n, out_.get(), partials_.get(), s);
     }
     cudaError_t reference(cudaStream_t) override { return cudaSuccess; }
+    bool refresh(cudaStream_t s, std::uint64_t seed) override {
+        x_.regenerate(seed, 0, s);
+        stats_ = harness::sum_in_double(x_.get(), n, s);
+        require_margin(case_, stats_);
+        out_.poison(s);
+        return true;
+    }
     harness::CaseOutcome verify_learner(cudaStream_t s) override {
         return judge_sum(out_, nullptr, x_, case_, stats_, s);
     }
 
-private:
+  private:
     bool device_reduce_;
     harness::CaseDef case_;
     harness::Input x_;
     harness::Output<float> out_;
     dev::Array<float> partials_;
-    harness::SegmentStats stats_;
+    harness::SumStats stats_;
     void* temp_ = nullptr;
     std::size_t temp_bytes_ = 0;
 };
+#endif  // CUDALINGS_EMULATOR
 
 // ---------------------------------------------------------------- the specs
-// Whole-array sums: uniform in [0, 1) and all-equal (sum = Σ|x|), small integers (exact).
-const std::vector<Dist> kSumDists = {Dist::Positive, Dist::SmallIntegers, Dist::AllEqual};
-
 class AtomicSumSpec : public runner::Spec {
-public:
+  public:
     const char* name() const override { return "block_reduce_atomic"; }
     const char* symbol() const override { return "atomic_sum"; }
     std::vector<harness::CaseDef> cases() const override {
-        // No all-equal data here: one accumulator adding the same value again and again rounds
-        // the same way every time, and the error grows like n, not √n (the README shows why).
-        return cases_from({Dist::Positive, Dist::SmallIntegers}, kAtomicMaxN,
-                          {{kAtomicMaxN, Dist::Positive}, {(1u << 20) + 3, Dist::SmallIntegers}});
+        // Data whose running sum stays within 2^24 of its elements (see the top of the file).
+        return cases_from({Dist::Positive, Dist::SmallIntegers, Dist::AlternatingPairs},
+                          kAtomicMaxN,
+                          {{(1u << 20) + 3, Dist::SmallIntegers},
+                           {(1u << 20) + 3, Dist::Positive},
+                           {kAtomicMaxN, Dist::SmallIntegers},
+                           {kAtomicMaxN, Dist::AlternatingPairs}});
     }
     harness::CaseOutcome run_case(harness::Ctx& ctx, void* fn, const harness::CaseDef& c,
                                   std::uint64_t seed) override {
@@ -577,18 +687,24 @@ public:
     }
     std::unique_ptr<runner::TimedRun> prepare_timing(cudaStream_t s, void* fn, void* reference,
                                                      std::uint64_t seed) override {
-        return std::make_unique<TimedSum>(s, fn, reference, false, seed, kAtomicMaxN);
+        // 2^24, not 2^28: 2^28 serialized atomics per call would make a timing take minutes.
+        return std::make_unique<TimedSum>(s, fn, reference, false, Dist::Positive, seed,
+                                          kAtomicMaxN);
     }
 };
 
 class PartialsSpec : public runner::Spec {
-public:
+  public:
     const char* name() const override { return "block_reduce_partials"; }
     const char* symbol() const override { return "block_partial_sums"; }
     std::vector<harness::CaseDef> cases() const override {
         return cases_from({Dist::Positive, Dist::Uniform, Dist::SmallIntegers, Dist::Wide,
                            Dist::AllEqual, Dist::Alternating, Dist::Large},
-                          cudalings::kTimedSize, {{2 * kTile - 1, Dist::Uniform}, {3 * kTile + 1, Dist::Wide}});
+                          cudalings::kTimedSize,
+                          {{2 * kTile - 1, Dist::Uniform},
+                           {3 * kTile + 1, Dist::Wide},
+                           {(1u << 20) + 3, Dist::OffsetScale},
+                           {cudalings::kTimedSize, Dist::AlternatingPairs}});
     }
     harness::CaseOutcome run_case(harness::Ctx& ctx, void* fn, const harness::CaseDef& c,
                                   std::uint64_t seed) override {
@@ -601,7 +717,7 @@ public:
 };
 
 class OpsSpec : public runner::Spec {
-public:
+  public:
     const char* name() const override { return "block_reduce_ops"; }
     const char* symbol() const override { return "block_reduce_ops"; }
     std::vector<harness::CaseDef> cases() const override {
@@ -613,6 +729,7 @@ public:
                           {{kTile + 1, Dist::SmallIntegers},
                            {1000, Dist::AllEqual},
                            {(1u << 20) + 3, Dist::SmallIntegers},
+                           {(1u << 20) + 3, Dist::HugeOneSign},
                            {std::uint64_t{1} << 24, Dist::SmallIntegers},
                            {cudalings::kTimedSize, Dist::SmallIntegers}});
     }
@@ -626,24 +743,29 @@ public:
     }
 };
 
-// Steps 4 and 5 share their cases: the ladder, sizes around float4 packs and unrolled loads,
-// and both 2^28 flavours (the largest inaccuracy, and exactness at full size).
+// Steps 4 and 5 share their cases: the ladder over every kind of sum that is far from 0, sizes
+// around float4 packs and unrolled loads, and several flavours at 2^24 and 2^28 (where the
+// partials of many blocks meet, and where an order that changes between calls shows).
 std::vector<harness::CaseDef> device_sum_cases() {
-    return cases_from(kSumDists, cudalings::kTimedSize,
+    return cases_from({Dist::Positive, Dist::SmallIntegers, Dist::OffsetScale, Dist::AllEqual,
+                       Dist::AlternatingPairs, Dist::HugeOneSign},
+                      cudalings::kTimedSize,
                       {{2, Dist::Positive},
-                       {3, Dist::Positive},
+                       {3, Dist::OffsetScale},
                        {4, Dist::Positive},
                        {5, Dist::SmallIntegers},
-                       {1023, Dist::Positive},
+                       {1023, Dist::OffsetScale},
                        {1025, Dist::SmallIntegers},
                        {4097, Dist::AllEqual},
-                       {(3u << 20) + 7, Dist::Positive},
-                       {std::uint64_t{1} << 24, Dist::AllEqual},
+                       {(3u << 20) + 7, Dist::AlternatingPairs},
+                       {std::uint64_t{1} << 24, Dist::Positive},
+                       {std::uint64_t{1} << 24, Dist::SmallIntegers},
+                       {cudalings::kTimedSize, Dist::OffsetScale},
                        {cudalings::kTimedSize, Dist::Positive}});
 }
 
 class DeviceSumSpec : public runner::Spec {
-public:
+  public:
     const char* name() const override { return "block_reduce_device_sum"; }
     const char* symbol() const override { return "device_sum_deterministic"; }
     std::vector<harness::CaseDef> cases() const override { return device_sum_cases(); }
@@ -653,34 +775,40 @@ public:
     }
     std::unique_ptr<runner::TimedRun> prepare_timing(cudaStream_t s, void* fn, void* reference,
                                                      std::uint64_t seed) override {
-        return std::make_unique<TimedSum>(s, fn, reference, true, seed, cudalings::kTimedSize);
+        return std::make_unique<TimedSum>(s, fn, reference, true, kTimedSumDist, seed,
+                                          cudalings::kTimedSize);
     }
 };
 
 class FastSumSpec : public runner::Spec {
-public:
+  public:
     const char* name() const override { return "block_reduce_fast"; }
     const char* symbol() const override { return "device_sum_fast"; }
     std::vector<harness::CaseDef> cases() const override { return device_sum_cases(); }
     harness::CaseOutcome run_case(harness::Ctx& ctx, void* fn, const harness::CaseDef& c,
                                   std::uint64_t seed) override {
-        // Deterministic too: CUB's DeviceReduce gives the same bits run to run, and so must a
-        // replacement for it.
+        // Deterministic too: cub::DeviceReduce gives the same bits run to run, and so must
+        // what replaces it.
         return run_sum_case(ctx, fn, true, true, c, seed);
     }
     std::unique_ptr<runner::TimedRun> prepare_timing(cudaStream_t s, void* fn, void* reference,
                                                      std::uint64_t seed) override {
-        return std::make_unique<TimedSum>(s, fn, reference, true, seed, cudalings::kTimedSize);
+        return std::make_unique<TimedSum>(s, fn, reference, true, kTimedSumDist, seed,
+                                          cudalings::kTimedSize);
     }
     std::vector<runner::Baseline> baselines() const override {
+#ifndef CUDALINGS_EMULATOR
         return {{"cub_device_reduce",
                  [](cudaStream_t s, std::uint64_t seed) -> std::unique_ptr<runner::TimedRun> {
                      return std::make_unique<TimedCub>(s, true, seed, cudalings::kTimedSize);
                  }},
-                {"cub_block_reduce",
-                 [](cudaStream_t s, std::uint64_t seed) -> std::unique_ptr<runner::TimedRun> {
-                     return std::make_unique<TimedCub>(s, false, seed, cudalings::kTimedSize);
-                 }}};
+                { "cub_block_reduce",
+                  [](cudaStream_t s, std::uint64_t seed) -> std::unique_ptr<runner::TimedRun> {
+                      return std::make_unique<TimedCub>(s, false, seed, cudalings::kTimedSize);
+                  } }};
+#else
+        return {};
+#endif
     }
 };
 

@@ -13,7 +13,9 @@
 //
 // Besides the lesson's steps, the spec provides the "cub" baseline: cub::DeviceReduce::Sum
 // on the same input, timed the same way, for the lesson's staircase.
+#ifndef CUDALINGS_EMULATOR  // the CPU emulator runs the steps; CUB needs a real GPU
 #include <cub/cub.cuh>
+#endif
 
 #include <cmath>
 #include <cstdio>
@@ -88,8 +90,9 @@ std::string explain(float got, const harness::SumStats& st, double tol, std::uin
     if (std::isinf(got))
         return "The result is infinite: values from outside the input (garbage) were added.";
     if (got == 0.0f)
-        return "The result is 0: the partial sums never reached the output (is the block's sum "
-               "complete before thread 0 writes it, and is every element added?).";
+        return "The result is exactly 0: no element reached the sum. Are the elements loaded at "
+               "all (for a small n: the tail)? Is the block's sum complete before thread 0 "
+               "writes it?";
     std::string s = "Off by " + number(std::fabs(got - st.sum)) + ", that is " +
                     number(std::fabs(got - st.sum) / tol) + " times the tolerance.";
     // With inputs of one sign the ratio says how much of the input was counted.
@@ -194,6 +197,7 @@ private:
     harness::SumStats stats_;
 };
 
+#ifndef CUDALINGS_EMULATOR
 // cub::DeviceReduce::Sum with its temporary storage allocated once, outside the timed calls.
 class CubTimed : public runner::TimedRun {
 public:
@@ -232,6 +236,8 @@ private:
     std::size_t temp_bytes_ = 0;
     std::unique_ptr<dev::Array<unsigned char>> temp_;
 };
+
+#endif  // CUDALINGS_EMULATOR
 
 class Reduce : public runner::Spec {
 public:
@@ -298,11 +304,13 @@ public:
                                        seed, cudalings::kTimedSize);
     }
 
+#ifndef CUDALINGS_EMULATOR
     std::vector<runner::Baseline> baselines() const override {
         return {{"cub", [](cudaStream_t s, std::uint64_t seed) -> std::unique_ptr<runner::TimedRun> {
                      return std::make_unique<CubTimed>(s, seed, cudalings::kTimedSize);
                  }}};
     }
+#endif
 };
 
 }  // namespace
