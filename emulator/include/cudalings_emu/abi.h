@@ -1,0 +1,89 @@
+// The interface between code compiled for emulation (the forced-include header cuda_emu.h,
+// inlined into the learner's kernels) and the emulator's runtime library (libcudalings_emu).
+// Nothing here is for learners: they see CUDA, nothing else.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#define CUDALINGS_EMU_API __attribute__((visibility("default")))
+
+namespace cudalings_emu {
+
+// The built-in variables of the CUDA thread that is running now.
+CUDALINGS_EMU_API uint3 thread_idx();
+CUDALINGS_EMU_API uint3 block_idx();
+CUDALINGS_EMU_API dim3 block_dim();
+CUDALINGS_EMU_API dim3 grid_dim();
+
+// Space for one launch's kernel parameters (valid until the launch returns).
+CUDALINGS_EMU_API void* parameter_space(std::size_t bytes, std::size_t align);
+// A `__shared__` variable's declaration was executed by the running thread.
+CUDALINGS_EMU_API void shared_var(const void* p, std::size_t bytes);
+
+// One kernel launch as written at a `<<<...>>>` site.
+struct LaunchSite {
+    const char* file;
+    int line;
+    const char* kernel;        // the callee as written ("vector_add_kernel")
+};
+
+struct LaunchConfig {
+    dim3 grid, block;
+    std::size_t shared_bytes;
+    cudaStream_t stream;
+};
+
+using KernelBody = void (*)(void* closure);
+
+// Validates the configuration (as the GPU does) and runs the whole grid before returning.
+// `pointer_args` lists the kernel's pointer-typed arguments (for the host-pointer check).
+CUDALINGS_EMU_API void launch(const LaunchSite& site, const LaunchConfig& config, KernelBody body,
+                              void* closure, const void* const* pointer_args, int pointer_count);
+
+CUDALINGS_EMU_API void* dynamic_shared();
+
+// Barriers and warp collectives; file/line name the call site in the learner's file.
+CUDALINGS_EMU_API void syncthreads(const char* file, int line);
+// kind: 0 count, 1 and, 2 or
+CUDALINGS_EMU_API int syncthreads_reduce(int kind, int predicate, const char* file, int line);
+
+enum WarpOp : int {
+    kSyncWarp,
+    kShflIdx,
+    kShflUp,
+    kShflDown,
+    kShflXor,
+    kBallot,
+    kAny,
+    kAll,
+    kMatchAny,
+    kMatchAll,
+    kReduceAdd,
+    kReduceMin,
+    kReduceMax,
+    kReduceUMin,
+    kReduceUMax,
+    kReduceAnd,
+    kReduceOr,
+    kReduceXor,
+};
+// Every lane named in `mask` meets here; returns this lane's result. `bytes` is the size of
+// the value (shuffles of 8-byte types move 8 bytes). For kMatchAll, *pred receives the flag.
+CUDALINGS_EMU_API unsigned long long warp_op(int op, unsigned mask, unsigned long long value,
+                                             int bytes, int arg, int width, int* pred,
+                                             const char* file, int line);
+CUDALINGS_EMU_API unsigned activemask();
+CUDALINGS_EMU_API unsigned lane_id();
+CUDALINGS_EMU_API void threadfence(int scope);  // 0 block, 1 device, 2 system
+CUDALINGS_EMU_API void device_trap(const char* what, const char* file, int line);
+
+// The symbol a `cudaMalloc` call site names, for "allocated at file:line".
+CUDALINGS_EMU_API cudaError_t malloc_at(void** p, std::size_t bytes, const char* file, int line);
+CUDALINGS_EMU_API cudaError_t free_at(void* p, const char* file, int line);
+CUDALINGS_EMU_API cudaError_t memcpy_at(void* dst, const void* src, std::size_t bytes,
+                                        cudaMemcpyKind kind, const char* file, int line);
+
+}  // namespace cudalings_emu

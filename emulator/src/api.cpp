@@ -1,0 +1,515 @@
+// The CUDA runtime API on the emulator: one emulated device, device memory as one reserved
+// address range with unmapped gaps between allocations (so out-of-bounds accesses and
+// use-after-free are found), streams and events that are synchronous, and errors reported
+// as the GPU reports them (launch errors by cudaGetLastError, kernel faults by the next
+// synchronizing call).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+
+#include "internal.h"
+
+namespace cudalings_emu {
+namespace {
+
+constexpr std::size_t kArenaBytes = std::size_t{1} << 40;  // reserved, not committed
+constexpr std::size_t kGap = 64 * 1024;                     // unmapped between allocations
+constexpr std::size_t kPage = 4096;
+
+struct Arena {
+    std::uintptr_t begin = 0, end = 0, next = 0;
+    std::map<std::uintptr_t, std::unique_ptr<Allocation>> allocations;  // by begin
+    Allocation* last = nullptr;
+};
+
+Arena& arena() {
+    static Arena a;
+    if (!a.begin) {
+        void* m = ::mmap(nullptr, kArenaBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                         -1, 0);
+        if (m == MAP_FAILED) {
+            std::perror("cudalings emulator: cannot reserve device memory");
+            std::abort();
+        }
+        a.begin = reinterpret_cast<std::uintptr_t>(m);
+        a.end = a.begin + kArenaBytes;
+        a.next = a.begin + kGap;
+    }
+    return a;
+}
+
+cudaError_t set_error(cudaError_t e) {
+    if (e != cudaSuccess) rt().last_error = e;
+    return e;
+}
+
+// Synchronizing calls return a fault a kernel left behind (once).
+cudaError_t take_pending() {
+    Runtime& r = rt();
+    cudaError_t e = r.pending_error;
+    r.pending_error = cudaSuccess;
+    return e;
+}
+
+cudaError_t allocate(void** p, std::size_t bytes, bool host, const std::string& where) {
+    if (!p) return set_error(cudaErrorInvalidValue);
+    Arena& a = arena();
+    std::size_t mapped = (bytes + kPage - 1) / kPage * kPage;
+    if (mapped == 0) mapped = kPage;
+    if (a.next + mapped + kGap > a.end) {
+        *p = nullptr;
+        return set_error(cudaErrorMemoryAllocation);
+    }
+    std::uintptr_t at = a.next;
+    if (::mprotect(reinterpret_cast<void*>(at), mapped, PROT_READ | PROT_WRITE) != 0) {
+        *p = nullptr;
+        return set_error(cudaErrorMemoryAllocation);
+    }
+    a.next = at + mapped + kGap;
+    auto alloc = std::make_unique<Allocation>();
+    alloc->begin = at;
+    alloc->bytes = bytes;
+    alloc->mapped = mapped;
+    alloc->host = host;
+    alloc->where = where;
+    a.allocations[at] = std::move(alloc);
+    *p = reinterpret_cast<void*>(at);
+    return cudaSuccess;
+}
+
+cudaError_t release(void* p, bool host, const std::string& where) {
+    if (!p) return cudaSuccess;
+    Arena& a = arena();
+    auto it = a.allocations.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == a.allocations.end() || it->second->freed || it->second->host != host) {
+        Diagnostic d;
+        d.kind = "free";
+        d.severity = "error";
+        d.message = std::string(host ? "cudaFreeHost" : "cudaFree") + " of a pointer that " +
+                    (it == a.allocations.end() ? "is not the start of an allocation"
+                     : it->second->freed     ? "was already freed (at " + it->second->freed_where + ")"
+                                             : "was allocated by the other allocator");
+        auto colon = where.rfind(':');
+        d.file = where.substr(0, colon);
+        d.line = colon == std::string::npos ? 0 : std::atoi(where.c_str() + colon + 1);
+        report(d);
+        return set_error(cudaErrorInvalidValue);
+    }
+    Allocation& al = *it->second;
+    al.freed = true;
+    al.freed_where = where;
+    ::madvise(p, al.mapped, MADV_DONTNEED);
+    ::mprotect(p, al.mapped, PROT_NONE);
+    delete al.shadow;
+    al.shadow = nullptr;
+    if (a.last == &al) a.last = nullptr;
+    return cudaSuccess;
+}
+
+std::string here(const char* file, int line) {
+    return file ? std::string(file) + ":" + std::to_string(line) : "an unknown place";
+}
+
+// Which kind of memory a pointer is, for cudaMemcpy's checks.
+enum class Space { Host, Device, Pinned, Bad };
+Space space_of(const void* p, std::size_t bytes, std::string* why) {
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    if (!in_arena(a)) return Space::Host;
+    Allocation* nearest = nullptr;
+    Allocation* al = find_allocation(a, &nearest);
+    if (!al) {
+        *why = "is not inside any device allocation";
+        return Space::Bad;
+    }
+    if (al->freed) {
+        *why = "points into memory freed at " + al->freed_where;
+        return Space::Bad;
+    }
+    if (a + bytes > al->begin + al->bytes) {
+        *why = "has only " + std::to_string(al->begin + al->bytes - a) + " of the " +
+               std::to_string(bytes) + " bytes in its allocation (allocated at " + al->where + ")";
+        return Space::Bad;
+    }
+    return al->host ? Space::Pinned : Space::Device;
+}
+
+void memcpy_diagnostic(const char* file, int line, const std::string& message) {
+    Diagnostic d;
+    d.kind = "memcpy";
+    d.severity = "error";
+    d.file = file ? file : "";
+    d.line = line;
+    d.message = message;
+    report(d);
+}
+
+cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                      const char* file, int line) {
+    if (bytes == 0) return cudaSuccess;
+    if (!dst || !src) {
+        memcpy_diagnostic(file, line, "cudaMemcpy with a null pointer");
+        return set_error(cudaErrorInvalidValue);
+    }
+    std::string why_d, why_s;
+    Space d = space_of(dst, bytes, &why_d), s = space_of(src, bytes, &why_s);
+    if (d == Space::Bad || s == Space::Bad) {
+        memcpy_diagnostic(file, line, std::string("cudaMemcpy of ") + std::to_string(bytes) +
+                                          " bytes: the " + (d == Space::Bad ? "destination " + why_d
+                                                                            : "source " + why_s));
+        return set_error(cudaErrorInvalidValue);
+    }
+    auto is_dev = [](Space x) { return x == Space::Device || x == Space::Pinned; };
+    auto is_host = [](Space x) { return x == Space::Host || x == Space::Pinned; };
+    bool ok = true;
+    std::string expect;
+    switch (kind) {
+        case cudaMemcpyHostToDevice: ok = is_host(s) && is_dev(d); expect = "HostToDevice"; break;
+        case cudaMemcpyDeviceToHost: ok = is_dev(s) && is_host(d); expect = "DeviceToHost"; break;
+        case cudaMemcpyDeviceToDevice: ok = is_dev(s) && is_dev(d); expect = "DeviceToDevice"; break;
+        case cudaMemcpyHostToHost: ok = is_host(s) && is_host(d); expect = "HostToHost"; break;
+        case cudaMemcpyDefault: break;
+        default:
+            memcpy_diagnostic(file, line, "cudaMemcpy with an invalid kind");
+            return set_error(cudaErrorInvalidMemcpyDirection);
+    }
+    if (!ok) {
+        auto name = [](Space x) { return x == Space::Host ? "host" : "device"; };
+        bool swapped = (kind == cudaMemcpyHostToDevice && s == Space::Device && d == Space::Host) ||
+                       (kind == cudaMemcpyDeviceToHost && s == Space::Host && d == Space::Device);
+        memcpy_diagnostic(file, line,
+                          "cudaMemcpy" + expect + " but the destination is " + name(d) +
+                              " memory and the source is " + name(s) + " memory" +
+                              (swapped ? ": the arguments are swapped — cudaMemcpy(dst, src, "
+                                         "bytes, kind) takes the destination first"
+                                       : ""));
+        return set_error(cudaErrorInvalidValue);
+    }
+    std::memmove(dst, src, bytes);
+    return cudaSuccess;
+}
+
+struct EventImpl {
+    double ms = 0;
+    bool recorded = false;
+};
+
+double now_ms() {
+    using namespace std::chrono;
+    return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+bool in_arena(std::uintptr_t a) {
+    Arena& ar = arena();
+    return a - ar.begin < kArenaBytes;
+}
+
+Allocation* find_allocation(std::uintptr_t a, Allocation** nearest) {
+    Arena& ar = arena();
+    if (ar.last && a - ar.last->begin < ar.last->bytes) return ar.last;
+    auto it = ar.allocations.upper_bound(a);
+    if (nearest) *nearest = nullptr;
+    if (it == ar.allocations.begin()) return nullptr;
+    --it;
+    Allocation* al = it->second.get();
+    if (nearest) *nearest = al;
+    if (a - al->begin < std::max<std::size_t>(al->bytes, 1)) {
+        if (!al->freed) ar.last = al;
+        return al;
+    }
+    return nullptr;
+}
+
+bool is_device_pointer(const void* p) { return in_arena(reinterpret_cast<std::uintptr_t>(p)); }
+
+cudaError_t malloc_at(void** p, std::size_t bytes, const char* file, int line) {
+    return allocate(p, bytes, false, here(file, line));
+}
+cudaError_t free_at(void* p, const char* file, int line) { return release(p, false, here(file, line)); }
+cudaError_t memcpy_at(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
+                      const char* file, int line) {
+    cudaError_t e = take_pending();
+    if (e != cudaSuccess) return e;
+    return do_memcpy(dst, src, bytes, kind, file, line);
+}
+
+}  // namespace cudalings_emu
+
+using namespace cudalings_emu;
+
+// ------------------------------------------------------------------ the C API
+extern "C" {
+
+CUDALINGS_EMU_API cudaError_t cudaMalloc(void** p, size_t bytes) {
+    return allocate(p, bytes, false, "an unknown place");
+}
+CUDALINGS_EMU_API cudaError_t cudaMallocManaged(void** p, size_t bytes, unsigned) {
+    return allocate(p, bytes, true, "an unknown place (managed)");
+}
+CUDALINGS_EMU_API cudaError_t cudaMallocHost(void** p, size_t bytes) {
+    return allocate(p, bytes, true, "an unknown place (pinned host)");
+}
+CUDALINGS_EMU_API cudaError_t cudaHostAlloc(void** p, size_t bytes, unsigned) {
+    return allocate(p, bytes, true, "an unknown place (pinned host)");
+}
+CUDALINGS_EMU_API cudaError_t cudaFree(void* p) { return release(p, false, "an unknown place"); }
+CUDALINGS_EMU_API cudaError_t cudaFreeHost(void* p) { return release(p, true, "an unknown place"); }
+CUDALINGS_EMU_API cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) {
+    return allocate(p, bytes, false, "an unknown place (cudaMallocAsync)");
+}
+CUDALINGS_EMU_API cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return release(p, false, "cudaFreeAsync"); }
+
+CUDALINGS_EMU_API cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+    return memcpy_at(dst, src, bytes, kind, nullptr, 0);
+}
+CUDALINGS_EMU_API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes,
+                                              cudaMemcpyKind kind, cudaStream_t) {
+    return do_memcpy(dst, src, bytes, kind, nullptr, 0);
+}
+CUDALINGS_EMU_API cudaError_t cudaMemset(void* p, int value, size_t bytes) {
+    std::string why;
+    if (bytes && space_of(p, bytes, &why) != Space::Device && space_of(p, bytes, &why) != Space::Pinned) {
+        memcpy_diagnostic(nullptr, 0, "cudaMemset on memory that is not (all) device memory: " + why);
+        return set_error(cudaErrorInvalidValue);
+    }
+    std::memset(p, value, bytes);
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
+    return cudaMemset(p, value, bytes);
+}
+CUDALINGS_EMU_API cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t bytes,
+                                                 size_t offset, cudaMemcpyKind) {
+    std::memcpy(static_cast<char*>(const_cast<void*>(symbol)) + offset, src, bytes);
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t bytes,
+                                                   size_t offset, cudaMemcpyKind) {
+    std::memcpy(dst, static_cast<const char*>(symbol) + offset, bytes);
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t bytes,
+                                                      size_t offset, cudaMemcpyKind k, cudaStream_t) {
+    return cudaMemcpyToSymbol(symbol, src, bytes, offset, k);
+}
+CUDALINGS_EMU_API cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t bytes,
+                                                        size_t offset, cudaMemcpyKind k, cudaStream_t) {
+    return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, k);
+}
+CUDALINGS_EMU_API cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
+    if (free_bytes) *free_bytes = std::size_t{16} << 30;
+    if (total) *total = std::size_t{16} << 30;
+    return cudaSuccess;
+}
+
+CUDALINGS_EMU_API cudaError_t cudaGetLastError(void) {
+    Runtime& r = rt();
+    cudaError_t e = r.last_error;
+    r.last_error = cudaSuccess;
+    return e;
+}
+CUDALINGS_EMU_API cudaError_t cudaPeekAtLastError(void) { return rt().last_error; }
+
+CUDALINGS_EMU_API const char* cudaGetErrorName(cudaError_t e) {
+    switch (e) {
+#define CASE(x) \
+    case x: return #x;
+        CASE(cudaSuccess) CASE(cudaErrorInvalidValue) CASE(cudaErrorMemoryAllocation)
+        CASE(cudaErrorInitializationError) CASE(cudaErrorInvalidConfiguration)
+        CASE(cudaErrorInvalidMemcpyDirection) CASE(cudaErrorInvalidDevice)
+        CASE(cudaErrorInvalidResourceHandle) CASE(cudaErrorNotSupported)
+        CASE(cudaErrorIllegalAddress) CASE(cudaErrorMisalignedAddress) CASE(cudaErrorLaunchFailure)
+        CASE(cudaErrorLaunchTimeout) CASE(cudaErrorAssert) CASE(cudaErrorNoDevice)
+        CASE(cudaErrorInvalidDeviceFunction) CASE(cudaErrorNotReady) CASE(cudaErrorUnknown)
+#undef CASE
+        default: return "cudaErrorUnknown";
+    }
+}
+CUDALINGS_EMU_API const char* cudaGetErrorString(cudaError_t e) {
+    switch (e) {
+        case cudaSuccess: return "no error";
+        case cudaErrorInvalidValue: return "invalid argument";
+        case cudaErrorMemoryAllocation: return "out of memory";
+        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
+        case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
+        case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
+        case cudaErrorMisalignedAddress: return "misaligned address";
+        case cudaErrorLaunchFailure: return "unspecified launch failure";
+        case cudaErrorLaunchTimeout:
+            return "the launch timed out and was terminated (the emulator found a deadlock)";
+        case cudaErrorAssert: return "device-side assert triggered";
+        case cudaErrorNotSupported: return "operation not supported";
+        default: return "unknown error";
+    }
+}
+
+CUDALINGS_EMU_API cudaError_t cudaDeviceSynchronize(void) { return take_pending(); }
+CUDALINGS_EMU_API cudaError_t cudaDeviceReset(void) {
+    rt().pending_error = cudaSuccess;
+    rt().last_error = cudaSuccess;
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaGetDeviceCount(int* n) {
+    if (n) *n = 1;
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaGetDevice(int* d) {
+    if (d) *d = 0;
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice); }
+CUDALINGS_EMU_API cudaError_t cudaFree0() { return cudaSuccess; }
+
+CUDALINGS_EMU_API cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
+    if (!p || device != 0) return set_error(cudaErrorInvalidValue);
+    std::memset(p, 0, sizeof *p);
+    std::snprintf(p->name, sizeof p->name, "cudalings CPU emulator (sm_90 model)");
+    p->major = 9;
+    p->minor = 0;
+    p->multiProcessorCount = 132;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->maxThreadsPerBlock = 1024;
+    p->maxThreadsDim[0] = 1024;
+    p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647;
+    p->maxGridSize[1] = 65535;
+    p->maxGridSize[2] = 65535;
+    p->warpSize = 32;
+    p->sharedMemPerBlock = 48 * 1024;
+    p->sharedMemPerBlockOptin = 227 * 1024;
+    p->sharedMemPerMultiprocessor = 228 * 1024;
+    p->regsPerBlock = 65536;
+    p->regsPerMultiprocessor = 65536;
+    p->l2CacheSize = 4 * 1024 * 1024;
+    p->totalGlobalMem = std::size_t{16} << 30;
+    p->totalConstMem = 64 * 1024;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->memoryBusWidth = 5120;
+    p->unifiedAddressing = 1;
+    p->managedMemory = 1;
+    p->concurrentKernels = 1;
+    p->uuid.bytes[0] = 0xe5;
+    return cudaSuccess;
+}
+
+CUDALINGS_EMU_API cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+    if (!value || device != 0) return set_error(cudaErrorInvalidValue);
+    cudaDeviceProp p;
+    cudaGetDeviceProperties(&p, 0);
+    switch (attr) {
+        case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+        case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
+        case cudaDevAttrWarpSize: *value = 32; break;
+        case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 * 1024; break;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = 227 * 1024; break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = 228 * 1024; break;
+        case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
+        case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
+        case cudaDevAttrMaxBlockDimX: *value = 1024; break;
+        case cudaDevAttrMaxBlockDimY: *value = 1024; break;
+        case cudaDevAttrMaxBlockDimZ: *value = 64; break;
+        case cudaDevAttrMaxGridDimX: *value = 2147483647; break;
+        case cudaDevAttrMaxGridDimY: *value = 65535; break;
+        case cudaDevAttrMaxGridDimZ: *value = 65535; break;
+        case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor: *value = 32; break;
+        case cudaDevAttrMaxRegistersPerBlock: *value = 65536; break;
+        case cudaDevAttrMaxRegistersPerMultiprocessor: *value = 65536; break;
+        default: *value = 0; break;
+    }
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaDriverGetVersion(int* v) {
+    if (v) *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaRuntimeGetVersion(int* v) {
+    if (v) *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+CUDALINGS_EMU_API cudaError_t cudaStreamCreate(cudaStream_t* s) {
+    if (!s) return set_error(cudaErrorInvalidValue);
+    *s = reinterpret_cast<cudaStream_t>(new char[1]);
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { return cudaStreamCreate(s); }
+CUDALINGS_EMU_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned, int) {
+    return cudaStreamCreate(s);
+}
+CUDALINGS_EMU_API cudaError_t cudaStreamDestroy(cudaStream_t s) {
+    delete[] reinterpret_cast<char*>(s);
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaStreamSynchronize(cudaStream_t) { return take_pending(); }
+CUDALINGS_EMU_API cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+
+CUDALINGS_EMU_API cudaError_t cudaEventCreate(cudaEvent_t* e) {
+    if (!e) return set_error(cudaErrorInvalidValue);
+    *e = reinterpret_cast<cudaEvent_t>(new EventImpl);
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) { return cudaEventCreate(e); }
+CUDALINGS_EMU_API cudaError_t cudaEventDestroy(cudaEvent_t e) {
+    delete reinterpret_cast<EventImpl*>(e);
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t) {
+    if (!e) return set_error(cudaErrorInvalidResourceHandle);
+    auto* ev = reinterpret_cast<EventImpl*>(e);
+    ev->ms = now_ms();
+    ev->recorded = true;
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaEventRecordWithFlags(cudaEvent_t e, cudaStream_t s, unsigned) {
+    return cudaEventRecord(e, s);
+}
+CUDALINGS_EMU_API cudaError_t cudaEventSynchronize(cudaEvent_t) { return take_pending(); }
+CUDALINGS_EMU_API cudaError_t cudaEventQuery(cudaEvent_t) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+    if (!ms || !a || !b) return set_error(cudaErrorInvalidValue);
+    *ms = float(reinterpret_cast<EventImpl*>(b)->ms - reinterpret_cast<EventImpl*>(a)->ms);
+    return cudaSuccess;
+}
+
+CUDALINGS_EMU_API cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void*) {
+    if (a) {
+        std::memset(a, 0, sizeof *a);
+        a->maxThreadsPerBlock = 1024;
+        a->numRegs = 32;
+    }
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* n, const void*,
+                                                                            int block, size_t) {
+    if (n) *n = block > 0 ? std::max(1, std::min(32, 2048 / block)) : 0;
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
+    int* n, const void* f, int block, size_t smem, unsigned) {
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(n, f, block, smem);
+}
+CUDALINGS_EMU_API cudaError_t cudaDeviceSetLimit(cudaLimit, size_t) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a, const void* p) {
+    if (!a) return set_error(cudaErrorInvalidValue);
+    std::memset(a, 0, sizeof *a);
+    a->type = is_device_pointer(p) ? cudaMemoryTypeDevice : cudaMemoryTypeUnregistered;
+    a->devicePointer = is_device_pointer(p) ? const_cast<void*>(p) : nullptr;
+    a->hostPointer = is_device_pointer(p) ? nullptr : const_cast<void*>(p);
+    return cudaSuccess;
+}
+
+}  // extern "C"

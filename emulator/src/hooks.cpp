@@ -1,0 +1,556 @@
+// Memory accesses of emulated kernels. The learner's file is compiled with GCC's ThreadSanitizer
+// *instrumentation* (-fsanitize=thread) but linked against these hooks instead of libtsan (as
+// the Linux kernel's KCSAN does): every load and store of kernel code calls in here first.
+// That gives, with the learner's file and line: out-of-bounds, use-after-free and host-pointer
+// accesses, misaligned vector accesses, and (check mode) data races and uninitialised shared
+// reads, from a shadow word per 4-byte granule. Each access is also a lockstep point.
+#include <dlfcn.h>
+#include <link.h>
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "internal.h"
+
+namespace cudalings_emu {
+
+bool in_parameter_space(std::uintptr_t a);
+
+namespace {
+
+// ------------------------------------------------------------------ loaded modules' data
+struct Range {
+    std::uintptr_t begin, end;
+};
+std::vector<Range> g_modules;
+unsigned long long g_module_adds = ~0ull;
+
+int collect_module(dl_phdr_info* info, size_t, void*) {
+    for (int i = 0; i < info->dlpi_phnum; ++i) {
+        const auto& ph = info->dlpi_phdr[i];
+        if (ph.p_type != PT_LOAD) continue;
+        std::uintptr_t b = info->dlpi_addr + ph.p_vaddr;
+        g_modules.push_back({b, b + ph.p_memsz});
+    }
+    return 0;
+}
+
+int count_adds(dl_phdr_info* info, size_t size, void* out) {
+    if (size >= offsetof(dl_phdr_info, dlpi_adds) + sizeof info->dlpi_adds)
+        *static_cast<unsigned long long*>(out) = info->dlpi_adds;
+    return 1;
+}
+
+void refresh_modules() {
+    unsigned long long adds = 0;
+    dl_iterate_phdr(count_adds, &adds);
+    if (adds == g_module_adds && !g_modules.empty()) return;
+    g_module_adds = adds;
+    g_modules.clear();
+    dl_iterate_phdr(collect_module, nullptr);
+    std::sort(g_modules.begin(), g_modules.end(), [](auto& x, auto& y) { return x.begin < y.begin; });
+}
+
+bool in_module(std::uintptr_t a) {
+    static Range last{0, 0};
+    if (a - last.begin < last.end - last.begin) return true;
+    auto it = std::upper_bound(g_modules.begin(), g_modules.end(), a,
+                               [](std::uintptr_t v, const Range& r) { return v < r.begin; });
+    if (it == g_modules.begin()) return false;
+    --it;
+    if (a < it->end) {
+        last = *it;
+        return true;
+    }
+    return false;
+}
+
+// ------------------------------------------------------------------ shadow state
+std::unordered_map<std::uintptr_t, Shadow> g_shared_shadow;  // per block
+std::vector<std::uint64_t> g_block_fence;  // per block of the launch: last fence sequence
+std::uint32_t g_launch_first_block = 1;
+
+std::string hex(std::uintptr_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%" PRIxPTR, v);
+    return buf;
+}
+
+void set_location(Diagnostic& d, const void* pc) {
+    std::string w = where_pc(pc);
+    auto colon = w.rfind(':');
+    if (colon != std::string::npos) {
+        d.file = w.substr(0, colon);
+        d.line = std::atoi(w.c_str() + colon + 1);
+    } else {
+        d.file = w;
+    }
+}
+
+[[noreturn]] void fatal(const char* kind, const std::string& message, const std::string& detail,
+                        const void* pc, cudaError_t error) {
+    Diagnostic d;
+    d.kind = kind;
+    d.severity = "error";
+    set_location(d, pc);
+    d.message = message;
+    d.detail = detail;
+    report(d);
+    abort_kernel(error);
+}
+
+const char* access_word(bool write, bool atomic) {
+    return atomic ? "atomic access to" : write ? "write to" : "read of";
+}
+
+struct Who {
+    std::uint32_t block;
+    std::uint16_t tid;
+    std::uint32_t epoch, wsync;
+};
+
+// Are the earlier access `prev` and the running thread's access ordered (not a race)?
+bool ordered(const Who& prev, bool prev_atomic, bool atomic, std::uint64_t prev_seq, bool shared) {
+    Runtime& r = rt();
+    const Thread& t = *r.current;
+    if (prev.block == 0) return true;                       // no earlier access
+    if (prev.block < g_launch_first_block) return true;     // an earlier launch
+    if (prev_atomic && atomic) return true;
+    if (prev.block == r.block.serial) {
+        if (prev.tid == t.linear) return true;
+        if (prev.epoch != r.block.epoch) return true;       // a __syncthreads in between
+        if (prev.tid / 32 == t.warp && prev.wsync != r.block.warp_sync[t.warp]) return true;
+        return false;
+    }
+    if (shared) return true;  // another block's shared memory (not reachable)
+    // An earlier block of this launch: published by its __threadfence and taken by an atomic.
+    std::size_t i = prev.block - g_launch_first_block;
+    bool fenced = i < g_block_fence.size() && g_block_fence[i] > prev_seq;
+    return fenced && r.block.did_atomic;
+}
+
+std::string who_text(std::uint32_t block, std::uint16_t tid) {
+    Runtime& r = rt();
+    if (block == r.block.serial) return "thread " + std::to_string(tid) + " of this block";
+    return "thread " + std::to_string(tid) + " of an earlier block";
+}
+
+void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void* pc, bool shared,
+                const std::string& where) {
+    Runtime& r = rt();
+    const Thread& t = *r.current;
+    Who me{r.block.serial, std::uint16_t(t.linear), r.block.epoch, r.block.warp_sync[t.warp]};
+    if (shared && !write && !atomic && s.w_block != r.block.serial) {
+        Diagnostic d;
+        d.kind = "uninitialised-shared";
+        d.severity = "error";
+        set_location(d, pc);
+        d.message = "read of shared memory " + where +
+                    " that no thread of this block has written: it holds garbage (0xFF bytes "
+                    "here, so a float reads as NaN)";
+        d.detail = "by " + thread_name(t) + " in block " + block_name(r.block_idx) + "\n";
+        report(d);
+    }
+    Who w{s.w_block, s.w_tid, s.w_epoch, s.w_wsync};
+    if (!ordered(w, s.w_atomic, atomic, s.w_seq, shared) && (write || !s.w_atomic || !atomic)) {
+        Diagnostic d;
+        d.kind = "race";
+        d.severity = "error";
+        set_location(d, pc);
+        const char* space = shared ? "shared" : "global";
+        d.message = std::string("data race on ") + space + " memory " + where + ": " +
+                    access_word(write, atomic) + " it by " + thread_name(t) +
+                    " while " + who_text(s.w_block, s.w_tid) + " wrote it at " +
+                    where_pc(s.w_pc);
+        bool same_warp = s.w_block == r.block.serial && s.w_tid / 32 == t.warp;
+        d.detail = std::string("nothing orders the two accesses: ") +
+                   (s.w_block != r.block.serial
+                        ? "different blocks are ordered only by separate kernel launches (or "
+                          "__threadfence + atomics); use atomicAdd for a shared counter"
+                        : same_warp ? "they are in one warp; lanes are not guaranteed to run in "
+                                      "lockstep (since Volta): put __syncwarp() between them "
+                                      "(and drop the volatile trick)"
+                                    : "a __syncthreads() is missing between them") +
+                   "\n";
+        report(d);
+    }
+    if (write) {
+        Who rd{s.r_block, s.r_tid, s.r_epoch, s.r_wsync};
+        if (!atomic && !ordered(rd, false, false, 0, shared)) {
+            Diagnostic d;
+            d.kind = "race";
+            d.severity = "error";
+            set_location(d, pc);
+            const char* space = shared ? "shared" : "global";
+            d.message = std::string("data race on ") + space + " memory " + where + ": write by " +
+                        thread_name(t) + " while " + who_text(s.r_block, s.r_tid) +
+                        " read it at " + where_pc(s.r_pc);
+            d.detail = s.r_block == r.block.serial && s.r_tid / 32 != t.warp
+                           ? "a __syncthreads() is missing between the read and this write\n"
+                           : "nothing orders the read and this write (missing __syncwarp or "
+                             "__syncthreads, or it needs an atomic)\n";
+            report(d);
+        }
+        s.w_block = me.block;
+        s.w_tid = me.tid;
+        s.w_epoch = me.epoch;
+        s.w_wsync = me.wsync;
+        s.w_atomic = atomic;
+        s.w_seq = r.fence_counter;
+        s.w_pc = pc;
+        s.r_block = 0;
+    } else {
+        s.r_block = me.block;
+        s.r_tid = me.tid;
+        s.r_epoch = me.epoch;
+        s.r_wsync = me.wsync;
+        s.r_pc = pc;
+    }
+}
+
+// Explain mode: accesses grouped into warp requests (same warp, same instruction, same
+// execution count per lane).
+struct RequestKey {
+    std::uint32_t warp;
+    const void* pc;
+    std::uint32_t k;
+    bool operator<(const RequestKey& o) const {
+        return std::tie(warp, pc, k) < std::tie(o.warp, o.pc, o.k);
+    }
+};
+struct Request {
+    bool shared = false;
+    bool write = false;
+    unsigned size = 0;
+    std::vector<std::uintptr_t> addrs;
+};
+std::map<RequestKey, Request> g_requests;
+std::vector<std::unordered_map<const void*, std::uint32_t>> g_exec_count;  // per thread
+
+struct LineMetric {
+    bool shared = false, write = false;
+    unsigned size = 0;
+    std::uint64_t requests = 0;
+    double sum = 0, ideal = 0;  // wavefronts (shared) or sectors (global)
+    unsigned worst = 0;
+};
+std::map<const void*, LineMetric> g_metrics;
+
+void record_request(std::uintptr_t a, unsigned size, bool write, bool shared, const void* pc) {
+    Runtime& r = rt();
+    const Thread& t = *r.current;
+    if (g_exec_count.size() < r.block.count) g_exec_count.resize(r.block.count);
+    std::uint32_t k = g_exec_count[t.linear][pc]++;
+    Request& q = g_requests[{t.warp, pc, k}];
+    q.shared = shared;
+    q.write = write;
+    q.size = size;
+    q.addrs.push_back(a);
+}
+
+void flush_requests() {
+    for (auto& [key, q] : g_requests) {
+        LineMetric& m = g_metrics[key.pc];
+        m.shared = q.shared;
+        m.write = q.write;
+        m.size = q.size;
+        ++m.requests;
+        if (q.shared) {
+            // Lanes are served in phases of 128 bytes; within a phase, distinct 4-byte words
+            // in one of the 32 banks are serialised.
+            unsigned per_phase = std::max(1u, 128u / std::max(4u, q.size));
+            unsigned worst = 0;
+            for (std::size_t p = 0; p < q.addrs.size(); p += per_phase) {
+                std::map<unsigned, std::vector<std::uintptr_t>> banks;
+                for (std::size_t i = p; i < std::min(q.addrs.size(), p + per_phase); ++i)
+                    for (unsigned b = 0; b < std::max(1u, q.size / 4); ++b) {
+                        std::uintptr_t word = q.addrs[i] / 4 + b;
+                        auto& v = banks[unsigned(word % 32)];
+                        if (std::find(v.begin(), v.end(), word) == v.end()) v.push_back(word);
+                    }
+                unsigned degree = 0;
+                for (auto& [bank, words] : banks) degree = std::max<unsigned>(degree, unsigned(words.size()));
+                worst += degree;
+            }
+            m.sum += worst;
+            m.ideal += (q.addrs.size() + per_phase - 1) / per_phase;
+            m.worst = std::max(m.worst, worst);
+        } else {
+            std::vector<std::uintptr_t> sectors;
+            for (auto a : q.addrs)
+                for (std::uintptr_t s = a / 32; s <= (a + q.size - 1) / 32; ++s) sectors.push_back(s);
+            std::sort(sectors.begin(), sectors.end());
+            sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
+            m.sum += double(sectors.size());
+            m.ideal += double((q.addrs.size() * q.size + 31) / 32);
+            m.worst = std::max<unsigned>(m.worst, unsigned(sectors.size()));
+        }
+    }
+    g_requests.clear();
+}
+
+}  // namespace
+
+void on_block_start() {
+    g_shared_shadow.clear();
+    if (opts().explain)
+        for (auto& m : g_exec_count) m.clear();
+}
+
+void on_block_end() {
+    Runtime& r = rt();
+    std::size_t i = r.block.serial - g_launch_first_block;
+    if (g_block_fence.size() <= i) g_block_fence.resize(i + 1, 0);
+    g_block_fence[i] = r.block.did_fence ? r.block.fence_seq : 0;
+    if (opts().explain) flush_requests();
+}
+
+void on_launch_end() {
+    g_block_fence.clear();
+    g_launch_first_block = rt().block_serial + 1;
+    if (!opts().explain) return;
+    for (auto& [pc, m] : g_metrics) {
+        if (m.requests == 0) continue;
+        Diagnostic d;
+        d.kind = "metric";
+        d.severity = "info";
+        set_location(d, pc);
+        char buf[400];
+        double avg = m.sum / double(m.requests), ideal = m.ideal / double(m.requests);
+        if (m.shared) {
+            std::snprintf(buf, sizeof buf,
+                          "shared %s: %.1f-way bank conflicts (%.2f wavefronts per request, "
+                          "%.2f without conflicts; worst %u)",
+                          m.write ? "store" : "load", ideal > 0 ? avg / ideal : 0.0, avg, ideal,
+                          m.worst);
+        } else {
+            std::snprintf(buf, sizeof buf,
+                          "global %s: %.2f sectors per request (%.2f if coalesced; %u bytes per "
+                          "thread)",
+                          m.write ? "store" : "load", avg, ideal, m.size);
+        }
+        d.message = buf;
+        report(d);
+    }
+    g_metrics.clear();
+}
+
+void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const void* pc,
+               bool check_alignment) {
+    Runtime& r = rt();
+    Thread* t = r.current;
+    if (!t) return;
+    if (t->stack && a - reinterpret_cast<std::uintptr_t>(t->stack->base) < t->stack->size) return;
+    // Shared memory: the launch's dynamic buffer, or a registered __shared__ variable.
+    bool shared = false;
+    auto dyn = reinterpret_cast<std::uintptr_t>(r.dynamic_shared.data());
+    if (a - dyn < r.dynamic_bytes) {
+        shared = true;
+        if (a + size > dyn + r.dynamic_bytes)
+            fatal("out-of-bounds",
+                  "access past the end of the dynamic shared memory (" +
+                      std::to_string(r.dynamic_bytes) + " bytes given at the launch)",
+                  "by " + thread_name(*t) + "\n", pc, cudaErrorIllegalAddress);
+    } else {
+        for (const auto& v : r.shared_vars)
+            if (a - v.begin < v.end - v.begin) {
+                shared = true;
+                break;
+            }
+    }
+    Allocation* alloc = nullptr;
+    if (!shared) {
+        if (in_arena(a)) {
+            Allocation* nearest = nullptr;
+            alloc = find_allocation(a, &nearest);
+            if (!alloc || alloc->freed || a + size > alloc->begin + alloc->bytes) {
+                Allocation* z = alloc ? alloc : nearest;
+                std::string what = std::string(access_word(write, atomic)) + " " +
+                                   std::to_string(size) + " bytes at " + hex(a);
+                if (z && z->freed && a >= z->begin && a < z->begin + z->bytes)
+                    fatal("use-after-free",
+                          what + ": use after free, " + std::to_string(a - z->begin) +
+                              " bytes into a " + std::to_string(z->bytes) + "-byte allocation",
+                          "allocated at " + z->where + ", freed at " + z->freed_where + "\n", pc,
+                          cudaErrorIllegalAddress);
+                if (z)
+                    fatal("out-of-bounds",
+                          what + ": out of bounds, byte offset " + std::to_string(a - z->begin) +
+                              " of a " + std::to_string(z->bytes) + "-byte allocation (" +
+                              std::to_string(a + size - (z->begin + z->bytes)) +
+                              " bytes past its end)",
+                          "by " + thread_name(*t) + " in block " + block_name(r.block_idx) +
+                              "; allocated at " + z->where + "\n",
+                          pc, cudaErrorIllegalAddress);
+                fatal("out-of-bounds", what + ": outside every device allocation",
+                      "by " + thread_name(*t) + "\n", pc, cudaErrorIllegalAddress);
+            }
+        } else if (!in_parameter_space(a)) {
+            refresh_modules();
+            if (a < 65536 || !in_module(a)) {
+                fatal("host-pointer",
+                      std::string(access_word(write, atomic)) + " address " + hex(a) +
+                          (a < 65536 ? ": a null (or nearly null) pointer"
+                                     : ": host memory, not device memory — a host pointer "
+                                       "was passed to the kernel (copy the data with "
+                                       "cudaMemcpy and pass the device pointer)"),
+                      "by " + thread_name(*t) + " in block " + block_name(r.block_idx) + "\n",
+                      pc, cudaErrorIllegalAddress);
+            }
+            return;  // __device__ / __constant__ variables, tables: no lockstep point
+        } else {
+            return;  // kernel parameters
+        }
+    }
+    if (check_alignment && (size == 2 || size == 4 || size == 8 || size == 16) && (a % size) != 0) {
+        fatal("misaligned",
+              std::string(access_word(write, atomic)) + " " + std::to_string(size) +
+                  " bytes at an address that is not a multiple of " + std::to_string(size) +
+                  " (" + hex(a) + ")",
+              "a " + std::to_string(size) +
+                  "-byte access (float4 is 16) needs an aligned address: check the offset "
+                  "before reinterpret_cast to a vector type\n",
+              pc, cudaErrorMisalignedAddress);
+    }
+    if (atomic) r.block.did_atomic = true;
+    const Options& o = opts();
+    if (o.check) {
+        std::uintptr_t g = a & ~std::uintptr_t{3};
+        std::uintptr_t last = (a + size - 1) & ~std::uintptr_t{3};
+        for (; g <= last; g += 4) {
+            Shadow* s;
+            std::string where;
+            if (shared) {
+                s = &g_shared_shadow[g];
+            } else {
+                if (!alloc->shadow) alloc->shadow = new std::vector<Shadow>((alloc->bytes + 3) / 4);
+                s = &(*alloc->shadow)[(g - alloc->begin) / 4];
+            }
+            check_race(*s, g, write, atomic, pc, shared,
+                       shared ? std::string("(shared byte offset)")
+                              : "(byte " + std::to_string(g - alloc->begin) + " of a " +
+                                    std::to_string(alloc->bytes) + "-byte allocation)");
+        }
+    }
+    if (o.explain) record_request(a, size, write, shared, pc);
+    if (o.lockstep) yield_to_scheduler();
+}
+
+}  // namespace cudalings_emu
+
+// ------------------------------------------------------------------ the TSan ABI
+using cudalings_emu::on_access;
+#define CUDALINGS_PC __builtin_return_address(0)
+#define CUDALINGS_HOOK(n)                                                                      \
+    extern "C" CUDALINGS_EMU_API void __tsan_read##n(void* p) {                                \
+        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC); \
+    }                                                                                          \
+    extern "C" CUDALINGS_EMU_API void __tsan_write##n(void* p) {                               \
+        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC); \
+    }                                                                                          \
+    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_read##n(void* p) {                      \
+        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC, false); \
+    }                                                                                          \
+    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_write##n(void* p) {                     \
+        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC, false); \
+    }                                                                                          \
+    extern "C" CUDALINGS_EMU_API void __tsan_volatile_read##n(void* p) {                       \
+        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC); \
+    }                                                                                          \
+    extern "C" CUDALINGS_EMU_API void __tsan_volatile_write##n(void* p) {                      \
+        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC); \
+    }
+CUDALINGS_HOOK(1)
+CUDALINGS_HOOK(2)
+CUDALINGS_HOOK(4)
+CUDALINGS_HOOK(8)
+CUDALINGS_HOOK(16)
+#undef CUDALINGS_HOOK
+
+extern "C" CUDALINGS_EMU_API void __tsan_read_range(void* p, unsigned long n) {
+    if (cudalings_emu::rt().current && n)
+        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), false, false, CUDALINGS_PC, false);
+}
+extern "C" CUDALINGS_EMU_API void __tsan_write_range(void* p, unsigned long n) {
+    if (cudalings_emu::rt().current && n)
+        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), true, false, CUDALINGS_PC, false);
+}
+extern "C" CUDALINGS_EMU_API void __tsan_init() {}
+extern "C" CUDALINGS_EMU_API void __tsan_func_entry(void*) {}
+extern "C" CUDALINGS_EMU_API void __tsan_func_exit() {}
+extern "C" CUDALINGS_EMU_API void __tsan_vptr_update(void*, void*) {}
+extern "C" CUDALINGS_EMU_API void __tsan_vptr_read(void*) {}
+extern "C" CUDALINGS_EMU_API void __tsan_atomic_thread_fence(int) {}
+extern "C" CUDALINGS_EMU_API void __tsan_atomic_signal_fence(int) {}
+extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_begin() {}
+extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
+
+// Atomic operations: performed here (one OS thread runs every CUDA thread, so a plain
+// read-modify-write is atomic), after the access checks.
+#define CUDALINGS_ATOMICS(bits, T)                                                               \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_load(const volatile T* a, int) {       \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, false, true, CUDALINGS_PC);     \
+        return *a;                                                                               \
+    }                                                                                            \
+    extern "C" CUDALINGS_EMU_API void __tsan_atomic##bits##_store(volatile T* a, T v, int) {    \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
+        *a = v;                                                                                  \
+    }                                                                                            \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {    \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
+        T o = *a;                                                                                \
+        *a = v;                                                                                  \
+        return o;                                                                                \
+    }                                                                                            \
+    CUDALINGS_RMW(bits, T, fetch_add, o + v)                                                     \
+    CUDALINGS_RMW(bits, T, fetch_sub, o - v)                                                     \
+    CUDALINGS_RMW(bits, T, fetch_and, o & v)                                                     \
+    CUDALINGS_RMW(bits, T, fetch_or, o | v)                                                      \
+    CUDALINGS_RMW(bits, T, fetch_xor, o ^ v)                                                     \
+    CUDALINGS_RMW(bits, T, fetch_nand, T(~(o & v)))                                              \
+    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_strong(             \
+        volatile T* a, T* c, T v, int, int) {                                                    \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
+        T o = *a;                                                                                \
+        if (o == *c) {                                                                           \
+            *a = v;                                                                              \
+            return 1;                                                                            \
+        }                                                                                        \
+        *c = o;                                                                                  \
+        return 0;                                                                                \
+    }                                                                                            \
+    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_weak(               \
+        volatile T* a, T* c, T v, int, int) {                                                    \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
+        T o = *a;                                                                                \
+        if (o == *c) {                                                                           \
+            *a = v;                                                                              \
+            return 1;                                                                            \
+        }                                                                                        \
+        *c = o;                                                                                  \
+        return 0;                                                                                \
+    }                                                                                            \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_compare_exchange_val(                  \
+        volatile T* a, T c, T v, int, int) {                                                     \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
+        T o = *a;                                                                                \
+        if (o == c) *a = v;                                                                      \
+        return o;                                                                                \
+    }
+#define CUDALINGS_RMW(bits, T, name, expr)                                                      \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_##name(volatile T* a, T v, int) {      \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
+        T o = *a;                                                                                \
+        *a = T(expr);                                                                            \
+        return o;                                                                                \
+    }
+CUDALINGS_ATOMICS(8, std::uint8_t)
+CUDALINGS_ATOMICS(16, std::uint16_t)
+CUDALINGS_ATOMICS(32, std::uint32_t)
+CUDALINGS_ATOMICS(64, std::uint64_t)
+#undef CUDALINGS_ATOMICS
+#undef CUDALINGS_RMW

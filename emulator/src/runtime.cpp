@@ -1,0 +1,652 @@
+// The execution model: a grid runs block after block on the calling OS thread; every CUDA
+// thread of a block is a fiber. Warps run one after another; within a warp the lanes take
+// turns, one memory access each (lockstep), so warp-synchronous code behaves as on a GPU.
+// __syncthreads completes when every live thread of the block waits at a barrier; a warp
+// collective completes when every live lane of its mask has arrived. When nothing can run
+// and nothing can complete, the block is deadlocked: every waiting thread is reported.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sstream>
+
+#include "internal.h"
+
+namespace cudalings_emu {
+
+Runtime& rt() {
+    static Runtime r;
+    return r;
+}
+
+const Options& opts() {
+    Runtime& r = rt();
+    if (!r.options_read) {
+        r.options_read = true;
+        if (const char* m = std::getenv("CUDALINGS_EMU_MODE")) {
+            std::string mode = m;
+            r.options.check = mode == "check" || mode == "explain";
+            r.options.explain = mode == "explain";
+        }
+        if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP")) r.options.lockstep = std::atoi(l) != 0;
+    }
+    return r.options;
+}
+
+Options get_options() { return opts(); }
+void set_options(const Options& o) {
+    rt().options = o;
+    rt().options_read = true;
+}
+
+Statistics statistics() {
+    return {rt().launches, rt().blocks_run, rt().threads_run};
+}
+
+uint3 thread_idx() { return cur() ? cur()->tid : uint3{0, 0, 0}; }
+uint3 block_idx() { return rt().block_idx; }
+dim3 block_dim() { return rt().block_dim; }
+dim3 grid_dim() { return rt().grid_dim; }
+unsigned lane_id() { return cur() ? cur()->lane : 0; }
+
+namespace {
+
+alignas(64) unsigned char g_params[64 * 1024];
+
+void fiber_entry() {
+    Runtime& r = rt();
+    r.body(r.closure);
+    Thread* t = r.current;
+    t->state = State::Done;
+    ++r.block.done;
+    cudalings_emu_switch(&t->sp, r.scheduler_sp);
+    __builtin_unreachable();
+}
+
+void resume(Thread& t) {
+    Runtime& r = rt();
+    if (t.state == State::NotStarted) {
+        t.stack = take_stack();
+        t.sp = fiber_prepare(t.stack, &fiber_entry);
+        t.state = State::Ready;
+        ++r.threads_run;
+    }
+    r.current = &t;
+    cudalings_emu_switch(&r.scheduler_sp, t.sp);
+    r.current = nullptr;
+    if (t.state == State::Done) {
+        give_stack(t.stack);
+        t.stack = nullptr;
+    }
+}
+
+std::string lanes_text(unsigned mask) {
+    std::ostringstream s;
+    bool first = true;
+    for (int i = 0; i < 32;) {
+        if (!(mask >> i & 1)) {
+            ++i;
+            continue;
+        }
+        int j = i;
+        while (j + 1 < 32 && (mask >> (j + 1) & 1)) ++j;
+        s << (first ? "" : ", ") << i;
+        if (j > i) s << "-" << j;
+        first = false;
+        i = j + 1;
+    }
+    return first ? "none" : s.str();
+}
+
+const char* op_name(int op) {
+    switch (op) {
+        case kSyncWarp: return "__syncwarp";
+        case kShflIdx: return "__shfl_sync";
+        case kShflUp: return "__shfl_up_sync";
+        case kShflDown: return "__shfl_down_sync";
+        case kShflXor: return "__shfl_xor_sync";
+        case kBallot: return "__ballot_sync";
+        case kAny: return "__any_sync";
+        case kAll: return "__all_sync";
+        case kMatchAny: return "__match_any_sync";
+        case kMatchAll: return "__match_all_sync";
+        default: return "__reduce_*_sync";
+    }
+}
+
+// Lanes of warp w that exist in this block and have not exited.
+unsigned live_lanes(unsigned w) {
+    Block& b = rt().block;
+    unsigned m = 0;
+    for (unsigned l = 0; l < 32; ++l) {
+        unsigned i = w * 32 + l;
+        if (i < b.count && b.threads[i].state != State::Done) m |= 1u << l;
+    }
+    return m;
+}
+
+
+// The source lane of a shuffle, as PTX defines it (width splits the warp into segments).
+unsigned shuffle_source(int op, unsigned lane, int arg, int width) {
+    unsigned segmask = unsigned(32 - width) & 31u;
+    unsigned cval = op == kShflUp ? 0u : 31u;
+    unsigned b = unsigned(arg) & 31u;
+    unsigned maxl = (lane & segmask) | (cval & ~segmask);
+    unsigned minl = lane & segmask;
+    long j = lane;
+    bool ok = true;
+    switch (op) {
+        case kShflUp: j = long(lane) - long(b); ok = j >= long(maxl); break;
+        case kShflDown: j = long(lane) + long(b); ok = j <= long(maxl); break;
+        case kShflXor: j = long(lane ^ b); ok = j <= long(maxl); break;
+        default: j = long(minl | (b & ~segmask)); ok = j <= long(maxl); break;
+    }
+    if (op == kShflUp || op == kShflDown || op == kShflXor || op == kShflIdx)
+        if (arg < 0 || arg > 31) ok = op == kShflIdx ? ok : false;
+    return ok ? unsigned(j) : lane;
+}
+
+// Completes the collective of warp w that `mask` describes, when every required lane is there.
+bool try_complete(unsigned w, unsigned mask, int op) {
+    Block& b = rt().block;
+    unsigned need = mask & live_lanes(w);
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!(need >> l & 1)) continue;
+        const Thread& t = b.threads[w * 32 + l];
+        if (t.state != State::AtWarp || t.mask != mask || t.op != op) return false;
+    }
+    Thread* lanes = &b.threads[w * 32];
+    unsigned long long vals[32] = {};
+    for (unsigned l = 0; l < 32; ++l)
+        if (need >> l & 1) vals[l] = lanes[l].value;
+    unsigned ballot = 0;
+    for (unsigned l = 0; l < 32; ++l)
+        if ((need >> l & 1) && vals[l]) ballot |= 1u << l;
+    bool all_equal = true;
+    {
+        int first = -1;
+        for (unsigned l = 0; l < 32; ++l) {
+            if (!(need >> l & 1)) continue;
+            if (first < 0) first = int(l);
+            else if (vals[l] != vals[first]) all_equal = false;
+        }
+    }
+    long long acc_s = 0;
+    unsigned long long acc_u = 0;
+    bool started = false;
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!(need >> l & 1)) continue;
+        unsigned u = unsigned(vals[l]);
+        int s = int(u);
+        if (!started) {
+            acc_u = u;
+            acc_s = s;
+            started = true;
+            continue;
+        }
+        switch (op) {
+            case kReduceAdd: acc_u = unsigned(acc_u + u); break;
+            case kReduceMin: acc_s = s < acc_s ? s : acc_s; break;
+            case kReduceMax: acc_s = s > acc_s ? s : acc_s; break;
+            case kReduceUMin: acc_u = u < acc_u ? u : acc_u; break;
+            case kReduceUMax: acc_u = u > acc_u ? u : acc_u; break;
+            case kReduceAnd: acc_u &= u; break;
+            case kReduceOr: acc_u |= u; break;
+            case kReduceXor: acc_u ^= u; break;
+            default: break;
+        }
+    }
+    for (unsigned l = 0; l < 32; ++l) {
+        if (!(need >> l & 1)) continue;
+        Thread& t = lanes[l];
+        switch (op) {
+            case kSyncWarp: t.result = 0; break;
+            case kShflIdx:
+            case kShflUp:
+            case kShflDown:
+            case kShflXor: {
+                unsigned src = shuffle_source(op, l, t.arg, t.width);
+                t.result = (need >> src & 1) ? vals[src] : vals[l];
+                if (!(need >> src & 1) && opts().check) {
+                    Diagnostic d;
+                    d.kind = "warp-mask";
+                    d.severity = "warning";
+                    d.file = t.file ? t.file : "";
+                    d.line = t.line;
+                    d.message = std::string(op_name(op)) + ": lane " + std::to_string(l) +
+                                " reads lane " + std::to_string(src) +
+                                ", which is not in the mask or has exited: the value is undefined";
+                    report(d);
+                }
+                break;
+            }
+            case kBallot: t.result = ballot; break;
+            case kAny: t.result = ballot != 0; break;
+            case kAll: t.result = ballot == need; break;
+            case kMatchAny: {
+                unsigned m = 0;
+                for (unsigned k = 0; k < 32; ++k)
+                    if ((need >> k & 1) && vals[k] == vals[l]) m |= 1u << k;
+                t.result = m;
+                break;
+            }
+            case kMatchAll:
+                t.result = all_equal ? need : 0;
+                t.pred = all_equal;
+                break;
+            case kReduceMin:
+            case kReduceMax: t.result = unsigned(int(acc_s)); break;
+            default: t.result = acc_u; break;
+        }
+        t.state = State::Ready;
+    }
+    ++b.warp_sync[w];
+    return true;
+}
+
+void report_deadlock() {
+    Runtime& r = rt();
+    Block& b = r.block;
+    // Group the waiting threads by where they wait.
+    std::map<std::pair<std::string, int>, std::vector<const Thread*>> at;
+    for (const Thread& t : b.threads)
+        if (t.state == State::AtBarrier || t.state == State::AtWarp)
+            at[{t.file ? t.file : "?", t.line}].push_back(&t);
+    Diagnostic d;
+    d.kind = "deadlock";
+    d.severity = "error";
+    std::ostringstream detail;
+    bool first = true;
+    for (auto& [loc, threads] : at) {
+        const Thread& t0 = *threads.front();
+        if (first) {
+            d.file = loc.first;
+            d.line = loc.second;
+            first = false;
+        }
+        detail << threads.size() << " thread" << (threads.size() == 1 ? "" : "s") << " ("
+               << thread_name(*threads.front());
+        if (threads.size() > 1) detail << " .. " << thread_name(*threads.back());
+        detail << ") wait at " << site(loc.first.c_str(), loc.second) << " in ";
+        if (t0.state == State::AtBarrier) {
+            detail << "__syncthreads\n";
+        } else {
+            unsigned missing = t0.mask & live_lanes(t0.warp);
+            for (const Thread* t : threads) missing &= ~(1u << t->lane);
+            detail << op_name(t0.op) << " (mask 0x" << std::hex << t0.mask << std::dec
+                   << "), waiting for lane" << (__builtin_popcount(missing) == 1 ? " " : "s ")
+                   << lanes_text(missing) << " of warp " << t0.warp << "\n";
+        }
+    }
+    unsigned exited = b.done;
+    if (exited) detail << exited << " thread" << (exited == 1 ? " has" : "s have") << " exited\n";
+    d.message = "deadlock in block " + block_name(r.block_idx) +
+                ": no thread can continue and no barrier can complete";
+    d.detail = detail.str();
+    report(d);
+}
+
+// Called when every live thread of the block waits at a __syncthreads.
+void release_barrier() {
+    Runtime& r = rt();
+    Block& b = r.block;
+    // Divergent barrier: threads wait at different __syncthreads call sites.
+    const Thread* first = nullptr;
+    const Thread* other = nullptr;
+    int count = 0, pred_and = 1, pred_or = 0;
+    for (const Thread& t : b.threads) {
+        if (t.state != State::AtBarrier) continue;
+        if (!first) first = &t;
+        else if (!other && (t.line != first->line || std::strcmp(t.file, first->file) != 0)) other = &t;
+        count += t.barrier_pred;
+        pred_and &= t.barrier_pred;
+        pred_or |= t.barrier_pred;
+    }
+    if (other) {
+        Diagnostic d;
+        d.kind = "divergent-barrier";
+        d.severity = "error";
+        d.file = first->file;
+        d.line = first->line;
+        d.message = "threads of block " + block_name(r.block_idx) +
+                    " wait at different __syncthreads: a barrier inside a branch that not "
+                    "every thread takes (undefined behaviour; on a GPU it may hang)";
+        d.detail = thread_name(*first) + " waits at " + site(first->file, first->line) + ", " +
+                   thread_name(*other) + " at " + site(other->file, other->line) + "\n";
+        report(d);
+    }
+    if (b.done > 0 && first) {
+        // Threads that exited without passing this barrier while others wait at it.
+        const Thread* gone = nullptr;
+        for (const Thread& t : b.threads)
+            if (t.state == State::Done && t.barriers_passed <= first->barriers_passed) {
+                gone = &t;
+                break;
+            }
+        if (gone) {
+            Diagnostic d;
+            d.kind = "skipped-barrier";
+            d.severity = "error";
+            d.file = first->file;
+            d.line = first->line;
+            d.message = "some threads of block " + block_name(r.block_idx) +
+                        " exited without reaching this __syncthreads (an early return or a "
+                        "barrier inside a branch): every thread of the block must reach it";
+            d.detail = thread_name(*gone) + " had exited; " + thread_name(*first) + " waits here\n";
+            report(d);
+        }
+    }
+    for (Thread& t : b.threads) {
+        if (t.state != State::AtBarrier) continue;
+        switch (t.barrier_kind) {
+            case 0: t.result = unsigned(count); break;
+            case 1: t.result = unsigned(pred_and); break;
+            case 2: t.result = unsigned(pred_or); break;
+            default: break;
+        }
+        ++t.barriers_passed;
+        t.state = State::Ready;
+    }
+    ++b.epoch;
+}
+
+// Runs the block whose index is rt().block_idx to the end (or until the kernel aborts).
+void run_block() {
+    Runtime& r = rt();
+    Block& b = r.block;
+    b.done = 0;
+    b.epoch = 0;
+    b.did_fence = false;
+    b.did_atomic = false;
+    b.serial = ++r.block_serial;
+    std::fill(b.warp_sync.begin(), b.warp_sync.end(), 0u);
+    for (unsigned i = 0; i < b.count; ++i) {
+        Thread& t = b.threads[i];
+        t.state = State::NotStarted;
+        t.barriers_passed = 0;
+        t.file = nullptr;
+        t.line = 0;
+    }
+    if (!r.dynamic_shared.empty()) std::memset(r.dynamic_shared.data(), 0xff, r.dynamic_bytes);
+    on_block_start();
+    ++r.blocks_run;
+    while (true) {
+        for (unsigned w = 0; w < b.warps && !r.abort; ++w) {
+            Thread* lanes = &b.threads[w * 32];
+            unsigned n = std::min(32u, b.count - w * 32);
+            bool any = true;
+            while (any && !r.abort) {
+                any = false;
+                for (unsigned l = 0; l < n && !r.abort; ++l) {
+                    State s = lanes[l].state;
+                    if (s == State::Ready || s == State::NotStarted) {
+                        resume(lanes[l]);
+                        any = true;
+                    }
+                }
+                // Lanes that exited may let a collective of the others complete.
+                if (!any) {
+                    for (unsigned l = 0; l < n; ++l) {
+                        if (lanes[l].state == State::AtWarp &&
+                            try_complete(w, lanes[l].mask, lanes[l].op)) {
+                            any = true;
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if (r.abort) break;
+        if (b.done == b.count) break;
+        bool all_at_barrier = true;
+        for (const Thread& t : b.threads)
+            if (t.state != State::Done && t.state != State::AtBarrier) all_at_barrier = false;
+        if (all_at_barrier) {
+            release_barrier();
+            continue;
+        }
+        report_deadlock();
+        r.pending_error = cudaErrorLaunchTimeout;
+        r.abort = true;
+        break;
+    }
+    if (r.abort) {
+        for (Thread& t : b.threads)
+            if (t.stack) {
+                give_stack(t.stack);
+                t.stack = nullptr;
+            }
+    }
+    on_block_end();
+}
+
+}  // namespace
+
+void* parameter_space(std::size_t bytes, std::size_t align) {
+    (void)align;
+    if (bytes > sizeof g_params) {
+        std::fprintf(stderr, "cudalings emulator: kernel parameters of %zu bytes exceed %zu\n",
+                     bytes, sizeof g_params);
+        std::abort();
+    }
+    return g_params;
+}
+
+bool in_parameter_space(std::uintptr_t a) {
+    auto p = reinterpret_cast<std::uintptr_t>(g_params);
+    return a - p < sizeof g_params;
+}
+
+void yield_to_scheduler() {
+    Runtime& r = rt();
+    Thread* t = r.current;
+    cudalings_emu_switch(&t->sp, r.scheduler_sp);
+    if (r.abort) {
+        // Never resumed after an abort (the scheduler drops aborted fibers); defensive.
+        abort_kernel(r.pending_error);
+    }
+}
+
+[[noreturn]] void abort_kernel(cudaError_t error) {
+    Runtime& r = rt();
+    if (r.pending_error == cudaSuccess) r.pending_error = error;
+    r.abort = true;
+    Thread* t = r.current;
+    t->state = State::Done;
+    cudalings_emu_switch(&t->sp, r.scheduler_sp);
+    __builtin_unreachable();
+}
+
+void syncthreads(const char* file, int line) { syncthreads_reduce(-1, 0, file, line); }
+
+int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
+    Thread* t = cur();
+    if (!t) return 0;
+    t->state = State::AtBarrier;
+    t->file = file;
+    t->line = line;
+    t->barrier_kind = kind;
+    t->barrier_pred = predicate;
+    yield_to_scheduler();
+    return int(t->result);
+}
+
+unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int bytes, int arg,
+                           int width, int* pred, const char* file, int line) {
+    Thread* t = cur();
+    if (!t) return value;
+    if (!(mask >> t->lane & 1)) {
+        Diagnostic d;
+        d.kind = "warp-mask";
+        d.severity = "error";
+        d.file = file;
+        d.line = line;
+        d.message = std::string(op_name(op)) + " called by lane " + std::to_string(t->lane) +
+                    " with a mask (0x" + [&] {
+                        char buf[16];
+                        std::snprintf(buf, sizeof buf, "%08x", mask);
+                        return std::string(buf);
+                    }() + ") that does not include it: undefined behaviour";
+        report(d);
+        mask = 1u << t->lane;  // it takes part alone
+    }
+    if (width <= 0 || width > 32 || (width & (width - 1))) width = 32;
+    t->op = op;
+    t->mask = mask;
+    t->value = value;
+    t->bytes = bytes;
+    t->arg = arg;
+    t->width = width;
+    t->file = file;
+    t->line = line;
+    t->state = State::AtWarp;
+    try_complete(t->warp, mask, op);
+    // Even when complete: give the other lanes their turn (lockstep).
+    yield_to_scheduler();
+    if (pred) *pred = t->pred;
+    return t->result;
+}
+
+unsigned activemask() {
+    Thread* t = cur();
+    if (!t) return 1;
+    Block& b = rt().block;
+    unsigned m = 0;
+    for (unsigned l = 0; l < 32; ++l) {
+        unsigned i = t->warp * 32 + l;
+        if (i >= b.count) break;
+        State s = b.threads[i].state;
+        if (s == State::Ready || s == State::NotStarted || &b.threads[i] == t) m |= 1u << l;
+    }
+    return m;
+}
+
+void threadfence(int scope) {
+    Runtime& r = rt();
+    if (!cur()) return;
+    if (scope >= 1) {
+        r.block.did_fence = true;
+        r.block.fence_seq = ++r.fence_counter;
+    }
+}
+
+void device_trap(const char* what, const char* file, int line) {
+    Diagnostic d;
+    d.kind = "trap";
+    d.severity = "error";
+    d.file = file;
+    d.line = line;
+    d.message = std::string(what) + " stopped the kernel";
+    report(d);
+    if (cur()) abort_kernel(cudaErrorLaunchFailure);
+}
+
+void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void* closure,
+            const void* const* pointer_args, int pointer_count) {
+    Runtime& r = rt();
+    opts();
+    ++r.launches;
+    auto fail = [&](cudaError_t e, const std::string& why) {
+        r.last_error = e;
+        Diagnostic d;
+        d.kind = "launch";
+        d.severity = "info";
+        d.file = site.file;
+        d.line = site.line;
+        d.message = "the launch of " + std::string(site.kernel) + " failed: " + why;
+        report(d);
+    };
+    unsigned long long threads = 1ull * c.block.x * c.block.y * c.block.z;
+    if (r.in_kernel) {
+        fail(cudaErrorNotSupported, "a kernel launched from a kernel (dynamic parallelism) is not emulated");
+        return;
+    }
+    if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0 || c.grid.x == 0 || c.grid.y == 0 ||
+        c.grid.z == 0) {
+        fail(cudaErrorInvalidConfiguration, "a grid or block dimension is 0");
+        return;
+    }
+    if (threads > 1024 || c.block.x > 1024 || c.block.y > 1024 || c.block.z > 64) {
+        fail(cudaErrorInvalidConfiguration,
+             "a block of " + std::to_string(threads) + " threads (the limit is 1024)");
+        return;
+    }
+    if (c.grid.y > 65535 || c.grid.z > 65535 || c.grid.x > 2147483647u) {
+        fail(cudaErrorInvalidConfiguration, "grid dimensions beyond the limits (x < 2^31, y and z <= 65535)");
+        return;
+    }
+    if (c.shared_bytes > 227 * 1024) {
+        fail(cudaErrorInvalidValue, std::to_string(c.shared_bytes) +
+                                        " bytes of dynamic shared memory (the limit is 227 KiB)");
+        return;
+    }
+    // Pointer arguments that are host memory: the GPU faults when the kernel uses them.
+    for (int i = 0; i < pointer_count; ++i) {
+        const void* p = pointer_args[i];
+        if (!p || is_device_pointer(p)) continue;
+        (void)p;  // reported at the first access (a kernel may never use it)
+    }
+    r.body = body;
+    r.closure = closure;
+    r.site = &site;
+    r.grid_dim = c.grid;
+    r.block_dim = c.block;
+    r.dynamic_bytes = c.shared_bytes;
+    r.dynamic_shared.assign(c.shared_bytes ? c.shared_bytes : 0, 0xff);
+    r.shared_vars.clear();
+    r.abort = false;
+    ++r.launch_serial;
+    Block& b = r.block;
+    b.count = unsigned(threads);
+    b.warps = (b.count + 31) / 32;
+    b.threads.assign(b.count, Thread{});
+    b.warp_sync.assign(b.warps, 0u);
+    for (unsigned z = 0, i = 0; z < c.block.z; ++z)
+        for (unsigned y = 0; y < c.block.y; ++y)
+            for (unsigned x = 0; x < c.block.x; ++x, ++i) {
+                Thread& t = b.threads[i];
+                t.tid = {x, y, z};
+                t.linear = i;
+                t.lane = i % 32;
+                t.warp = i / 32;
+            }
+    r.in_kernel = true;
+    for (unsigned z = 0; z < c.grid.z && !r.abort; ++z)
+        for (unsigned y = 0; y < c.grid.y && !r.abort; ++y)
+            for (unsigned x = 0; x < c.grid.x && !r.abort; ++x) {
+                r.block_idx = {x, y, z};
+                run_block();
+            }
+    r.in_kernel = false;
+    r.current = nullptr;
+    on_launch_end();
+    r.body = nullptr;
+    r.closure = nullptr;
+    r.site = nullptr;
+}
+
+void* dynamic_shared() {
+    Runtime& r = rt();
+    return r.dynamic_shared.empty() ? static_cast<void*>(r.dynamic_shared.data())
+                                    : r.dynamic_shared.data();
+}
+
+void shared_var(const void* p, std::size_t bytes) {
+    Runtime& r = rt();
+    if (!r.in_kernel) return;
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    for (auto& v : r.shared_vars) {
+        if (v.begin == a) {
+            if (v.block_serial != r.block.serial) {
+                std::memset(const_cast<void*>(p), 0xff, bytes);
+                v.block_serial = r.block.serial;
+            }
+            return;
+        }
+    }
+    std::memset(const_cast<void*>(p), 0xff, bytes);
+    r.shared_vars.push_back({a, a + bytes, r.block.serial});
+}
+
+}  // namespace cudalings_emu

@@ -1,0 +1,254 @@
+// The diagnostics corpus: kernels with the bugs learners write. Every line marked
+// `// expect: KIND` must be reported by the emulator with that kind (emulator/tests/test_corpus.cpp
+// runs each `corpus_*` entry point and compares). Entry points allocate what they need.
+#include <cuda_runtime.h>
+
+#include <vector>
+
+// 1. A missing __syncthreads: thread t reads what thread t+1 wrote, with no barrier.
+__global__ void missing_sync(const float* in, float* out) {
+    __shared__ float s[256];
+    s[threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 256];  // expect: race
+}
+extern "C" void corpus_missing_syncthreads() {
+    float *in, *out;
+    cudaMalloc(&in, 256 * 4);
+    cudaMalloc(&out, 256 * 4);
+    cudaMemset(in, 0, 256 * 4);
+    missing_sync<<<1, 256>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 2. A race on a global counter: ++ is a read and a write, not one atomic step.
+__global__ void count_positive(const float* x, int n, int* count) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n && x[i] > 0) *count = *count + 1;  // expect: race
+}
+extern "C" void corpus_global_counter_race() {
+    float* x;
+    int* count;
+    cudaMalloc(&x, 1024 * 4);
+    cudaMalloc(&count, 4);
+    std::vector<float> ones(1024, 1.0f);
+    cudaMemcpy(x, ones.data(), 1024 * 4, cudaMemcpyHostToDevice);
+    cudaMemset(count, 0, 4);
+    count_positive<<<4, 256>>>(x, 1024, count);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(count);
+}
+
+// 3. `i <= n`: one element past the end.
+__global__ void off_by_one(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i <= n) y[i] = 1.0f;  // expect: out-of-bounds
+}
+extern "C" void corpus_off_by_one() {
+    float* y;
+    cudaMalloc(&y, 1000 * 4);
+    off_by_one<<<4, 256>>>(y, 1000);
+    cudaDeviceSynchronize();
+    cudaFree(y);
+}
+
+// 4. A host pointer passed to a kernel.
+__global__ void scale(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] *= 2.0f;  // expect: host-pointer
+}
+extern "C" void corpus_host_pointer() {
+    std::vector<float> host(256, 1.0f);
+    scale<<<1, 256>>>(host.data(), 256);
+    cudaDeviceSynchronize();
+}
+
+// 5. Swapped cudaMemcpy arguments (source first).
+void upload(float* dev, const float* host, int n) {
+    cudaMemcpy((void*)host, dev, n * 4, cudaMemcpyHostToDevice);  // expect: memcpy swapped
+}
+extern "C" void corpus_swapped_memcpy() {
+    std::vector<float> host(256, 1.0f);
+    float* dev;
+    cudaMalloc(&dev, 256 * 4);
+    upload(dev, host.data(), 256);
+    cudaFree(dev);
+}
+
+// 6. A barrier inside a divergent branch.
+__global__ void divergent_barrier(float* y) {
+    __shared__ float s[64];
+    s[threadIdx.x] = 1.0f;
+    if (threadIdx.x < 32) {
+        __syncthreads();  // expect: divergent-barrier
+        y[threadIdx.x] = s[threadIdx.x + 32];
+    } else {
+        __syncthreads();
+    }
+}
+extern "C" void corpus_divergent_barrier() {
+    float* y;
+    cudaMalloc(&y, 64 * 4);
+    divergent_barrier<<<1, 64>>>(y);
+    cudaDeviceSynchronize();
+    cudaFree(y);
+}
+
+// 7. The legacy warp-synchronous reduction: volatile, no __syncwarp. Right in lockstep (and
+// usually on a GPU), but a race since Volta's independent thread scheduling.
+__global__ void legacy_warp_reduce(const float* x, float* sum) {
+    __shared__ float s[64];
+    unsigned t = threadIdx.x;
+    s[t] = x[t] + x[t + 32];
+    if (t < 32) {
+        volatile float* v = s;
+        v[t] += v[t + 16];  // expect: race
+        v[t] += v[t + 8];
+        v[t] += v[t + 4];
+        v[t] += v[t + 2];
+        v[t] += v[t + 1];
+    }
+    if (t == 0) *sum = s[0];
+}
+extern "C" float corpus_legacy_warp_reduce() {
+    float *x, *sum;
+    cudaMalloc(&x, 64 * 4);
+    cudaMalloc(&sum, 4);
+    std::vector<float> ones(64, 1.0f);
+    cudaMemcpy(x, ones.data(), 64 * 4, cudaMemcpyHostToDevice);
+    legacy_warp_reduce<<<1, 32>>>(x, sum);
+    float result = 0;
+    cudaMemcpy(&result, sum, 4, cudaMemcpyDeviceToHost);
+    cudaFree(x);
+    cudaFree(sum);
+    return result;
+}
+
+// 8. A deadlock: half a warp waits in a full-warp shuffle, the other half at a barrier.
+__global__ void deadlock(float* y) {
+    float v = 1.0f;
+    if (threadIdx.x < 16) v = __shfl_down_sync(0xffffffffu, v, 1);  // expect: deadlock
+    __syncthreads();
+    y[threadIdx.x] = v;
+}
+extern "C" void corpus_deadlock() {
+    float* y;
+    cudaMalloc(&y, 64 * 4);
+    deadlock<<<1, 64>>>(y);
+    cudaDeviceSynchronize();
+    cudaFree(y);
+}
+
+// 9. Use after free.
+__global__ void touch(float* y) { y[threadIdx.x] = 0.0f; }  // expect: use-after-free
+extern "C" void corpus_use_after_free() {
+    float* y;
+    cudaMalloc(&y, 32 * 4);
+    cudaFree(y);
+    touch<<<1, 32>>>(y);
+    cudaDeviceSynchronize();
+}
+
+// 10. A misaligned float4 access.
+__global__ void misaligned(const float* x, float* y) {
+    const float4* v = reinterpret_cast<const float4*>(x + 1);
+    reinterpret_cast<float4*>(y)[threadIdx.x] = v[threadIdx.x];  // expect: misaligned
+}
+extern "C" void corpus_misaligned_float4() {
+    float *x, *y;
+    cudaMalloc(&x, 1024 * 4);
+    cudaMalloc(&y, 32 * 16);
+    misaligned<<<1, 32>>>(x, y);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(y);
+}
+
+// 11. An uninitialised shared read: only half the tile is loaded.
+__global__ void half_loaded(const float* x, float* y) {
+    __shared__ float s[64];
+    if (threadIdx.x < 32) s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    y[threadIdx.x] = s[63 - threadIdx.x];  // expect: uninitialised-shared
+}
+extern "C" void corpus_uninitialised_shared() {
+    float *x, *y;
+    cudaMalloc(&x, 64 * 4);
+    cudaMalloc(&y, 64 * 4);
+    cudaMemset(x, 0, 64 * 4);
+    half_loaded<<<1, 64>>>(x, y);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(y);
+}
+
+// 12. A barrier skipped by an early return.
+__global__ void early_return(const float* x, float* y, int n) {
+    __shared__ float s[256];
+    int i = threadIdx.x;
+    if (i >= n) return;
+    s[i] = x[i];
+    __syncthreads();  // expect: skipped-barrier
+    y[i] = s[n - 1 - i];
+}
+extern "C" void corpus_skipped_barrier() {
+    float *x, *y;
+    cudaMalloc(&x, 256 * 4);
+    cudaMalloc(&y, 256 * 4);
+    cudaMemset(x, 0, 256 * 4);
+    early_return<<<1, 256>>>(x, y, 100);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(y);
+}
+
+// 13. A 32x32 transpose tile without padding: the column read is a 32-way bank conflict
+// (explain mode).
+__global__ void transpose_tile(const float* in, float* out) {
+    __shared__ float tile[32][32];
+    unsigned x = threadIdx.x, y = threadIdx.y;
+    tile[y][x] = in[y * 32 + x];
+    __syncthreads();
+    out[y * 32 + x] = tile[x][y];  // expect: metric 32.0-way bank conflicts
+}
+extern "C" void corpus_transpose_bank_conflicts() {
+    float *in, *out;
+    cudaMalloc(&in, 1024 * 4);
+    cudaMalloc(&out, 1024 * 4);
+    cudaMemset(in, 0, 1024 * 4);
+    transpose_tile<<<1, dim3(32, 32)>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 14. A strided read: every lane of a warp touches its own 32-byte sector (explain mode).
+__global__ void strided(const float* in, float* out) {
+    unsigned i = threadIdx.x;
+    out[i] = in[i * 32];  // expect: metric 32.00 sectors per request
+}
+extern "C" void corpus_strided_read() {
+    float *in, *out;
+    cudaMalloc(&in, 32 * 32 * 4);
+    cudaMalloc(&out, 32 * 4);
+    cudaMemset(in, 0, 32 * 32 * 4);
+    strided<<<1, 32>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 15. A shuffle whose mask leaves out the calling lane.
+__global__ void bad_mask(float* y) {
+    float v = __shfl_sync(0x0000ffffu, 1.0f, 0);  // expect: warp-mask
+    y[threadIdx.x] = v;
+}
+extern "C" void corpus_bad_mask() {
+    float* y;
+    cudaMalloc(&y, 32 * 4);
+    bad_mask<<<1, 32>>>(y);
+    cudaDeviceSynchronize();
+    cudaFree(y);
+}

@@ -1,0 +1,286 @@
+// Semantics tests of the emulator: each `sem_*` entry point runs kernels the way the lessons
+// use them and returns 0 when the results are right (else a number that says which check failed).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+template <typename T>
+T* device(const std::vector<T>& host) {
+    T* p = nullptr;
+    cudaMalloc(&p, host.size() * sizeof(T));
+    cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
+    return p;
+}
+template <typename T>
+std::vector<T> back(const T* p, std::size_t n) {
+    std::vector<T> h(n);
+    cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
+    return h;
+}
+
+// A shared-memory tree reduction per block, templated on the block size.
+template <unsigned kBlock>
+__global__ void block_sum(const float* x, float* out, int n) {
+    __shared__ float s[kBlock];
+    unsigned t = threadIdx.x;
+    int i = blockIdx.x * kBlock + t;
+    s[t] = i < n ? x[i] : 0.0f;
+    __syncthreads();
+    for (unsigned stride = kBlock / 2; stride > 0; stride >>= 1) {
+        if (t < stride) s[t] += s[t + stride];
+        __syncthreads();
+    }
+    if (t == 0) out[blockIdx.x] = s[0];
+}
+
+// Warp shuffles: down-reduction, xor with width 16, inclusive scan with up, broadcast.
+__global__ void shuffles(int* out) {
+    unsigned lane = threadIdx.x % 32;
+    int v = int(lane) + 1;
+    int sum = v;
+    for (int o = 16; o > 0; o /= 2) sum += __shfl_down_sync(0xffffffffu, sum, o);
+    int half = v;
+    for (int o = 8; o > 0; o /= 2) half += __shfl_xor_sync(0xffffffffu, half, o, 16);
+    int scan = v;
+    for (int o = 1; o < 32; o *= 2) {
+        int u = __shfl_up_sync(0xffffffffu, scan, o);
+        if (lane >= unsigned(o)) scan += u;
+    }
+    int bcast = __shfl_sync(0xffffffffu, v * 10, 5);
+    double d = __shfl_sync(0xffffffffu, double(lane) * 0.5, 31);
+    out[threadIdx.x * 5 + 0] = sum;
+    out[threadIdx.x * 5 + 1] = half;
+    out[threadIdx.x * 5 + 2] = scan;
+    out[threadIdx.x * 5 + 3] = bcast;
+    out[threadIdx.x * 5 + 4] = int(d * 2);
+}
+
+__global__ void votes(unsigned* out) {
+    unsigned lane = threadIdx.x;
+    unsigned ballot = __ballot_sync(0xffffffffu, lane % 3 == 0);
+    int any = __any_sync(0xffffffffu, lane == 17);
+    int all = __all_sync(0xffffffffu, lane < 31);
+    out[3 + lane] = __match_any_sync(0xffffffffu, lane % 4);
+    if (lane == 0) {
+        out[0] = ballot;
+        out[1] = unsigned(any);
+        out[2] = unsigned(all);
+        out[43] = unsigned(__popc(0xf0f0u) + __ffs(0x100) + __clz(1));
+    }
+}
+
+__global__ void atomics(int* gi, float* gf, unsigned long long* gu, unsigned* gm) {
+    __shared__ int si;
+    if (threadIdx.x == 0) si = 0;
+    __syncthreads();
+    atomicAdd(&si, 1);
+    atomicAdd(gi, 2);
+    atomicAdd(gf, 0.5f);
+    atomicAdd(gu, 1ull);
+    atomicMax(gm, threadIdx.x);
+    atomicMin(gm + 1, threadIdx.x + 5);
+    atomicCAS(gm + 2, 0u, 7u);
+    atomicInc(gm + 3, 9u);
+    __syncthreads();
+    if (threadIdx.x == 0) atomicAdd(gi + 1, si);
+}
+
+__global__ void dynamic_shared_reverse(const float* x, float* y) {
+    extern __shared__ float s[];
+    s[threadIdx.x] = x[threadIdx.x];
+    __syncthreads();
+    y[threadIdx.x] = s[blockDim.x - 1 - threadIdx.x];
+}
+
+__global__ void indices(unsigned* out) {
+    unsigned b = blockIdx.y * gridDim.x + blockIdx.x;
+    unsigned t = threadIdx.y * blockDim.x + threadIdx.x;
+    unsigned i = b * blockDim.x * blockDim.y + t;
+    out[i] = i;
+}
+
+__global__ void float4_copy(const float* x, float* y, int n4) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) reinterpret_cast<float4*>(y)[i] = __ldg(reinterpret_cast<const float4*>(x) + i);
+}
+
+__global__ void nothing() {}
+
+}  // namespace
+
+extern "C" int sem_block_reduction() {
+    const int n = 1000;
+    std::vector<float> h(n);
+    for (int i = 0; i < n; ++i) h[i] = float(i % 7);
+    float* x = device(h);
+    float* out;
+    cudaMalloc(&out, 4 * sizeof(float));
+    block_sum<256><<<4, 256>>>(x, out, n);
+    if (cudaGetLastError() != cudaSuccess) return 1;
+    if (cudaDeviceSynchronize() != cudaSuccess) return 2;
+    auto r = back(out, 4);
+    double want = 0;
+    for (float v : h) want += v;
+    double got = double(r[0]) + r[1] + r[2] + r[3];
+    cudaFree(x);
+    cudaFree(out);
+    return got == want ? 0 : 3;
+}
+
+extern "C" int sem_shuffles() {
+    int* out;
+    cudaMalloc(&out, 64 * 5 * sizeof(int));
+    shuffles<<<1, 64>>>(out);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+    auto r = back(out, 64 * 5);
+    cudaFree(out);
+    for (int t = 0; t < 64; ++t) {
+        int lane = t % 32;
+        if (lane == 0 && r[t * 5 + 0] != 528) return 2;  // 1 + ... + 32
+        int seg = lane / 16;
+        int half_want = 0;
+        for (int k = 0; k < 16; ++k) half_want += seg * 16 + k + 1;
+        if (r[t * 5 + 1] != half_want) return 3;
+        if (r[t * 5 + 2] != (lane + 1) * (lane + 2) / 2) return 4;
+        if (r[t * 5 + 3] != 60) return 5;
+        if (r[t * 5 + 4] != 31) return 6;
+    }
+    return 0;
+}
+
+extern "C" int sem_votes() {
+    unsigned* out;
+    cudaMalloc(&out, 44 * sizeof(unsigned));
+    votes<<<1, 32>>>(out);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+    auto r = back(out, 44);
+    cudaFree(out);
+    unsigned ballot = 0;
+    for (unsigned l = 0; l < 32; l += 3) ballot |= 1u << l;
+    if (r[0] != ballot) return 2;
+    if (r[1] != 1 || r[2] != 0) return 3;
+    for (unsigned l = 0; l < 32; ++l) {
+        unsigned want = 0;
+        for (unsigned k = 0; k < 32; ++k)
+            if (k % 4 == l % 4) want |= 1u << k;
+        if (r[3 + l] != want) return 4;
+    }
+    if (r[43] != 8 + 9 + 31) return 6;
+    return 0;
+}
+
+extern "C" int sem_atomics() {
+    int* gi;
+    float* gf;
+    unsigned long long* gu;
+    unsigned* gm;
+    cudaMalloc(&gi, 8);
+    cudaMalloc(&gf, 4);
+    cudaMalloc(&gu, 8);
+    cudaMalloc(&gm, 16);
+    cudaMemset(gi, 0, 8);
+    cudaMemset(gf, 0, 4);
+    cudaMemset(gu, 0, 8);
+    unsigned init[4] = {0, 1000, 0, 0};
+    cudaMemcpy(gm, init, 16, cudaMemcpyHostToDevice);
+    atomics<<<2, 128>>>(gi, gf, gu, gm);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+    auto i = back(gi, 2);
+    auto f = back(gf, 1);
+    auto u = back(gu, 1);
+    auto m = back(gm, 4);
+    if (i[0] != 512 || i[1] != 256) return 2;
+    if (f[0] != 128.0f) return 3;
+    if (u[0] != 256) return 4;
+    if (m[0] != 127 || m[1] != 5 || m[2] != 7 || m[3] != 6) return 5;  // 256 incs, wrapping after 9
+    return 0;
+}
+
+extern "C" int sem_dynamic_shared() {
+    std::vector<float> h(128);
+    for (int i = 0; i < 128; ++i) h[i] = float(i);
+    float* x = device(h);
+    float* y;
+    cudaMalloc(&y, 128 * 4);
+    dynamic_shared_reverse<<<1, 128, 128 * sizeof(float)>>>(x, y);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+    auto r = back(y, 128);
+    for (int i = 0; i < 128; ++i)
+        if (r[i] != float(127 - i)) return 2;
+    return 0;
+}
+
+extern "C" int sem_indices_and_float4() {
+    unsigned* out;
+    cudaMalloc(&out, 6 * 64 * 4);
+    indices<<<dim3(3, 2), dim3(8, 8)>>>(out);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 1;
+    auto r = back(out, 6 * 64);
+    for (unsigned i = 0; i < r.size(); ++i)
+        if (r[i] != i) return 2;
+    std::vector<float> h(400);
+    for (int i = 0; i < 400; ++i) h[i] = float(i) * 0.25f;
+    float* x = device(h);
+    float* y;
+    cudaMalloc(&y, 400 * 4);
+    float4_copy<<<1, 128>>>(x, y, 100);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 3;
+    if (back(y, 400) != h) return 4;
+    return 0;
+}
+
+// Launch validation as on a GPU: the error comes from cudaGetLastError, the kernel never runs.
+extern "C" int sem_launch_validation() {
+    nothing<<<1, 1025>>>();
+    if (cudaGetLastError() != cudaErrorInvalidConfiguration) return 1;
+    if (cudaGetLastError() != cudaSuccess) return 2;  // taken once
+    nothing<<<dim3(1, 70000), 32>>>();
+    if (cudaGetLastError() != cudaErrorInvalidConfiguration) return 3;
+    nothing<<<0, 32>>>();
+    if (cudaGetLastError() != cudaErrorInvalidConfiguration) return 4;
+    nothing<<<1, 32>>>();
+    if (cudaGetLastError() != cudaSuccess) return 5;
+    return 0;
+}
+
+// A kernel fault surfaces at the next synchronizing call, as cudaErrorIllegalAddress.
+__global__ void write_far(float* y) { y[threadIdx.x + 100000] = 1.0f; }
+extern "C" int sem_fault_reported_at_sync() {
+    float* y;
+    cudaMalloc(&y, 128);
+    write_far<<<1, 32>>>(y);
+    if (cudaGetLastError() != cudaSuccess) return 1;
+    if (cudaDeviceSynchronize() != cudaErrorIllegalAddress) return 2;
+    if (cudaDeviceSynchronize() != cudaSuccess) return 3;
+    cudaFree(y);
+    return 0;
+}
+
+// Speed: one thread per element, 2^20 threads; returns the CPU seconds the launch took on this
+// thread (one core; not wall time, which a loaded CI machine inflates), or -1.
+__global__ void vector_add(const float* a, const float* b, float* c, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + b[i];
+}
+#include <time.h>
+extern "C" double sem_vector_add_seconds(int n) {
+    float *a, *b, *c;
+    cudaMalloc(&a, n * 4);
+    cudaMalloc(&b, n * 4);
+    cudaMalloc(&c, n * 4);
+    cudaMemset(a, 0, n * 4);
+    cudaMemset(b, 0, n * 4);
+    timespec t0{}, t1{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    vector_add<<<(n + 255) / 256, 256>>>(a, b, c, n);
+    cudaError_t e = cudaDeviceSynchronize();
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
+    double s = double(t1.tv_sec - t0.tv_sec) + 1e-9 * double(t1.tv_nsec - t0.tv_nsec);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    return e == cudaSuccess ? s : -1;
+}

@@ -1,0 +1,156 @@
+// The emulator's own tests (label cpu): semantics of emulated kernels, the diagnostics corpus
+// with the line each report must name, the rewriter, and speed.
+#include <dlfcn.h>
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+
+#include "cudalings_emu/emulator.h"
+#include "rewrite.h"
+
+using Catch::Matchers::ContainsSubstring;
+namespace emu = cudalings_emu;
+
+namespace {
+
+void* open_module(const char* path) {
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    INFO((h ? "" : dlerror()));
+    REQUIRE(h);
+    return h;
+}
+
+template <typename F>
+F entry(void* module, const std::string& name) {
+    void* f = dlsym(module, name.c_str());
+    INFO(name);
+    REQUIRE(f);
+    return reinterpret_cast<F>(f);
+}
+
+void use_options(bool check, bool explain) {
+    emu::Options o = emu::get_options();
+    o.check = check;
+    o.explain = explain;
+    o.lockstep = true;
+    emu::set_options(o);
+    (void)emu::take_diagnostics();
+}
+
+// `// expect: KIND [text]` markers of the corpus: entry point -> (line, kind, text).
+struct Expected {
+    int line;
+    std::string kind, text;
+};
+std::map<std::string, Expected> corpus_expectations() {
+    std::ifstream in(CUDALINGS_EMU_CORPUS_SOURCE);
+    std::string line;
+    int number = 0;
+    std::vector<Expected> pending;
+    std::map<std::string, Expected> found;
+    static const std::regex marker(R"(// expect: ([\w-]+) ?(.*)$)");
+    static const std::regex function(R"(extern "C" \w+ (corpus_\w+)\()");
+    while (std::getline(in, line)) {
+        ++number;
+        std::smatch m;
+        if (std::regex_search(line, m, marker)) pending.push_back({number, m[1], m[2]});
+        if (std::regex_search(line, m, function) && !pending.empty()) {
+            found[m[1]] = pending.back();
+            pending.clear();
+        }
+    }
+    return found;
+}
+
+}  // namespace
+
+TEST_CASE("emulated kernels compute what the GPU computes", "[emu][semantics]") {
+    use_options(true, false);
+    void* m = open_module(CUDALINGS_EMU_SEMANTICS_MODULE);
+    for (const char* name : {"sem_block_reduction", "sem_shuffles", "sem_votes", "sem_atomics",
+                             "sem_dynamic_shared", "sem_indices_and_float4",
+                             "sem_launch_validation", "sem_fault_reported_at_sync"}) {
+        auto f = entry<int (*)()>(m, name);
+        int result = f();
+        auto found = emu::take_diagnostics();
+        INFO(name << ": " << emu::format(found));
+        CHECK(result == 0);
+        if (std::string(name) != "sem_fault_reported_at_sync") {
+            for (const auto& d : found) CHECK(d.severity != "error");
+        }
+    }
+}
+
+TEST_CASE("the diagnostics corpus: each bug is reported at its line", "[emu][corpus]") {
+    void* m = open_module(CUDALINGS_EMU_CORPUS_MODULE);
+    auto expectations = corpus_expectations();
+    REQUIRE(expectations.size() >= 15);
+    for (const auto& [name, want] : expectations) {
+        bool metric = want.kind == "metric";
+        use_options(true, metric);
+        if (name == "corpus_legacy_warp_reduce") {
+            // Right in lockstep (as usually on a GPU), and still reported as a race.
+            CHECK(entry<float (*)()>(m, name)() == 64.0f);
+        } else {
+            entry<void (*)()>(m, name)();
+        }
+        auto found = emu::take_diagnostics();
+        bool matched = false;
+        for (const auto& d : found) {
+            bool file_ok = d.file.find("buggy.cu") != std::string::npos;
+            bool text_ok = want.text.empty() || d.message.find(want.text) != std::string::npos;
+            if (d.kind == want.kind && d.line == want.line && file_ok && text_ok) matched = true;
+        }
+        INFO(name << " expects " << want.kind << " at buggy.cu:" << want.line << " " << want.text
+                  << "\nfound:\n" << emu::format(found));
+        CHECK(matched);
+    }
+    use_options(true, false);
+}
+
+TEST_CASE("the rewriter turns launches and shared memory into C++, keeping lines", "[emu][rewrite]") {
+    std::string src =
+        "// k<<<1, 2>>>(x) in a comment stays\n"
+        "__global__ void k(float* x) {\n"
+        "    extern __shared__ float dyn[];\n"
+        "    __shared__ float tile[32][33], other[4];\n"
+        "}\n"
+        "void host(float* x, cudaStream_t s) {\n"
+        "    ns::kern<float, 4><<<dim3(2, 2), 256, 0, s>>>(x,\n"
+        "        1);\n"
+        "    k<<<1, 32>>>(x);  const char* t = \"<<<\";\n"
+        "}\n";
+    std::string out, error;
+    REQUIRE(cudalings_emu_tools::rewrite(src, "/tmp/f.cu", &out, &error));
+    CHECK_THAT(out, ContainsSubstring("#line 1 \"/tmp/f.cu\""));
+    CHECK_THAT(out, ContainsSubstring("// k<<<1, 2>>>(x) in a comment stays"));
+    CHECK_THAT(out, ContainsSubstring("float* const dyn = reinterpret_cast<float*>(::cudalings_emu::dynamic_shared());"));
+    CHECK_THAT(out, ContainsSubstring("static float tile[32][33], other[4]; ::cudalings_emu::shared_var(&tile, sizeof(tile)); ::cudalings_emu::shared_var(&other, sizeof(other));"));
+    CHECK_THAT(out, ContainsSubstring("::cudalings_emu::Launch(__FILE__, __LINE__, \"ns::kern<float, 4>\", dim3(2, 2), 256, 0, s).go([&](auto&... cudalings_a) { ns::kern<float, 4>(cudalings_a...); }, x,\n        1)"));
+    CHECK_THAT(out, ContainsSubstring("\"k\", 1, 32).go("));
+    CHECK_THAT(out, ContainsSubstring("const char* t = \"<<<\";"));
+    // Same number of lines (plus the #line directive).
+    CHECK(std::count(out.begin(), out.end(), '\n') == std::count(src.begin(), src.end(), '\n') + 1);
+}
+
+TEST_CASE("a 1M-thread vector add runs in under a second (plain mode, one core)", "[emu][speed]") {
+    emu::Options o = emu::get_options();
+    o.check = false;
+    o.explain = false;
+    emu::set_options(o);
+    void* m = open_module(CUDALINGS_EMU_SEMANTICS_MODULE);
+    auto f = entry<double (*)(int)>(m, "sem_vector_add_seconds");
+    double seconds = f(1 << 20);
+    INFO("1M-thread vector add: " << seconds << " s of CPU time");
+    WARN("1M-thread vector add (plain mode, lockstep): " << seconds << " s of CPU time");
+    CHECK(seconds > 0);
+    CHECK(seconds < 1.0);
+    use_options(true, false);
+}
