@@ -42,7 +42,9 @@ struct Options {
     bool sanitize = false;
     bool emulate = false;  // cudalings emulator: --emulate
     bool explain = false;  // cudalings emulator: --explain
+    bool no_emulate = false;  // without a GPU: compile only (SKIPPED, exit 77)
     double compile_timeout = 120;
+    double case_timeout = 20;
     std::string seed;
     std::string step;
 };
@@ -188,8 +190,8 @@ Staircase staircase(Checker& checker, const LessonInfo& lesson, const std::vecto
         const auto& r = reports[s];
         if (r.verdict != Verdict::Pass || !r.timing.present) continue;
         st.rows.push_back({lesson.steps[s].id, lesson.steps[s].title, r.timing.learner.median_us,
-                           r.timing.bytes, false});
-        st.n = r.timing.n;
+                           r.timing.bytes, false, r.timing.n});
+        st.n = std::max(st.n, r.timing.n);
         st.copy_gbps = r.timing.copy_gbps;
     }
     if (st.rows.empty()) return st;
@@ -199,7 +201,7 @@ Staircase staircase(Checker& checker, const LessonInfo& lesson, const std::vecto
             std::cerr << "cudalings: baseline " << b.title << " not timed: " << t.error << "\n";
             continue;
         }
-        st.rows.push_back({b.title, b.title, t.side.median_us, t.bytes, true});
+        st.rows.push_back({b.title, b.title, t.side.median_us, t.bytes, true, t.n});
     }
     return st;
 }
@@ -218,12 +220,13 @@ int cmd_check(const Options& o) {
     CheckOptions options;
     options.timing = !o.no_time;
     options.compile_seconds = o.compile_timeout;
+    options.case_idle_seconds = o.case_timeout;
     options.sanitize = o.sanitize;
     // cudalings emulator (checker/core/emulate.h): forced, or automatic where no GPU exists
     options.emulate = o.emulate || o.explain;
     options.explain = o.explain;
 #if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
-    options.emulate_without_gpu = true;
+    options.emulate_without_gpu = !o.no_emulate;
 #endif
     if (!o.seed.empty()) {
         char* end = nullptr;
@@ -332,6 +335,7 @@ int cmd_grade(const Options& o, const std::vector<std::string>& submissions, con
                 CheckOptions options;
                 options.timing = !o.no_time;
                 options.compile_seconds = o.compile_timeout;
+                options.case_idle_seconds = o.case_timeout;
                 options.sanitize = o.sanitize;
                 options.seed = o.seed.empty() ? fresh_seed() : std::strtoull(o.seed.c_str(), nullptr, 16);
                 Checker checker(paths, m, options);
@@ -397,11 +401,16 @@ int main(int argc, char** argv) {
     check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
     check->add_flag("--emulate", o.emulate,
                     "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
+    check->add_flag("--no-emulate", o.no_emulate,
+                    "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
     check->add_flag("--explain", o.explain,
                     "emulate, and show teaching metrics: bank conflicts, sectors per request");
     check->add_flag("--sanitize", o.sanitize,
                     "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
     check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
+        ->check(CLI::PositiveNumber);
+    check->add_option("--case-timeout", o.case_timeout,
+                      "seconds a case may go without progress before it is a TIMEOUT (default 20)")
         ->check(CLI::PositiveNumber);
     auto* grade = app.add_subcommand("grade", "check many submission folders (course copies) in one batch");
     std::vector<std::string> submissions;
@@ -415,6 +424,7 @@ int main(int argc, char** argv) {
     grade->add_flag("--no-time", o.no_time, "correctness only");
     grade->add_flag("--sanitize", o.sanitize, "also run compute-sanitizer");
     grade->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take");
+    grade->add_option("--case-timeout", o.case_timeout, "seconds without progress before a TIMEOUT");
     auto* hint = app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");
     hint->add_option("step", o.step, "the step");
 

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <random>
+#include <atomic>
 #include <thread>
 #include <sstream>
 
@@ -145,6 +146,7 @@ CaseReport case_from_event(const json& e) {
     c.detail = e.value("detail", "");
     c.wrong = e.value("wrong", std::uint64_t{0});
     c.unwritten = e.value("unwritten", std::uint64_t{0});
+    c.checked = e.value("checked", std::uint64_t{0});
     c.tolerance = e.value("tolerance", "");
     for (const auto& m : e.value("first", json::array()))
         c.first.push_back({m.value("index", std::uint64_t{0}), m.value("got", ""),
@@ -199,6 +201,27 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
         fs::remove(out, ec);
         if (!child.exited_ok() || !ok) continue;
         if (auto v = screen_preprocessed(text, rules)) return v;
+    }
+    return std::nullopt;
+}
+
+// The dynamic symbols a built file imports: loading libraries itself is not allowed.
+std::optional<PolicyViolation> screen_imports(const std::string& object) {
+    ChildOptions o;
+    o.wall_seconds = 30;
+    o.output_cap = 1 << 20;
+    auto nm = run_supervised({"nm", "-D", "--undefined-only", object}, o);
+    if (!nm.exited_ok()) return std::nullopt;  // no nm here: the source screen still ran
+    std::istringstream lines(nm.out.head);
+    std::string line;
+    while (std::getline(lines, line)) {
+        std::istringstream words(line);
+        std::string word, name;
+        while (words >> word) name = word;
+        name = name.substr(0, name.find('@'));
+        if (name == "dlopen" || name == "dlsym" || name == "dlmopen" || name == "dlvsym")
+            return PolicyViolation{"no-dlopen", "the built file imports " + name +
+                                                    ": a step may not load libraries itself"};
     }
     return std::nullopt;
 }
@@ -340,11 +363,20 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     rules.screened_dirs = {paths_.root};
     if (!solution_file) rules.forbidden_dirs.push_back(paths_.root + "/solutions");
     rules.forbidden_dirs.push_back(std::string(CUDALINGS_SOURCE_DIR) + "/checker");
+    rules.forbidden_dirs.push_back(paths_.root + "/checker");
     rules.forbidden_dirs.push_back(paths_.tool_dir);
     std::optional<PolicyViolation> violation;
-    std::thread screen([&] { violation = screen_file(request, rules, temporary); });
+    std::atomic<bool> stop_build{false};
+    o.cancel = &stop_build;
+    std::thread screen([&] {
+        violation = screen_file(request, rules, temporary);
+        if (violation) stop_build = true;  // no need to finish building a rejected file
+    });
     auto child = run_supervised(nvcc_command(request), o);
     screen.join();
+    // A library loaded behind the checker's back shows in the built file's imports, however
+    // the source spelled it (asm labels, strings).
+    if (!violation && child.exited_ok()) violation = screen_imports(temporary);
     report.compile_seconds = seconds_since(start);
     if (violation) {
         std::error_code ec;

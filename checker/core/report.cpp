@@ -39,7 +39,8 @@ void render_case(std::ostringstream& s, const CaseReport& c, const RenderOptions
     s << "  " << paint(o, colour_of(c.verdict), "x") << " " << c.name << ": "
       << name(c.verdict);
     if (!c.reason.empty()) s << " (" << c.reason << ")";
-    if (c.wrong > 0) s << ", " << c.wrong << " of " << c.n << " wrong";
+    if (c.wrong > 0) s << ", " << c.wrong << " of " << (c.checked ? c.checked : c.n) << " output"
+                        << ((c.checked ? c.checked : c.n) == 1 ? "" : "s") << " wrong";
     s << "\n";
     if (!c.detail.empty()) s << "      " << c.detail << "\n";
     std::size_t shown = 0;
@@ -177,15 +178,17 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
         std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%", format_time_us(r.median_us).c_str(),
                       format_rate(gbps).c_str(), st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0);
         s << "  " << pad(r.label) << line;
+        // Speedups compare rates (bytes per second), so rows timed at different sizes compare.
         if (first > 0) {
-            std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", first / r.median_us, previous / r.median_us);
+            std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", gbps / first, gbps / previous);
             s << line;
         } else {
             s << "     1.00x        -";
         }
+        if (r.n && r.n != st.n) s << "   (n = " << format_size(r.n) << ")";
         s << "\n";
-        if (first == 0) first = r.median_us;
-        previous = r.median_us;
+        if (first == 0) first = gbps;
+        previous = gbps;
     }
     return s.str();
 }
@@ -201,10 +204,11 @@ nlohmann::json to_json(const Staircase& st) {
                         {"median_us", r.median_us},
                         {"gbps", gbps},
                         {"percent_of_copy", st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0},
-                        {"vs_first", first > 0 ? first / r.median_us : 1.0},
-                        {"vs_previous", previous > 0 ? previous / r.median_us : 1.0}});
-        if (first == 0) first = r.median_us;
-        previous = r.median_us;
+                        {"n", r.n ? r.n : st.n},
+                        {"vs_first", first > 0 ? gbps / first : 1.0},
+                        {"vs_previous", previous > 0 ? gbps / previous : 1.0}});
+        if (first == 0) first = gbps;
+        previous = gbps;
     }
     return {{"lesson", st.lesson}, {"n", st.n}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
 }

@@ -28,6 +28,7 @@ struct CaseReport {
     std::string detail;  // one sentence for the learner
     std::uint64_t wrong = 0;
     std::uint64_t unwritten = 0;
+    std::uint64_t checked = 0;  // output elements compared (n for a map, 1 for a sum)
     std::vector<Mismatch> first;
     std::string tolerance;
 };
@@ -96,6 +97,7 @@ struct StaircaseRow {
     double median_us = 0;
     double bytes = 0;
     bool baseline = false;
+    std::uint64_t n = 0;  // the timed size, when it differs from the lesson's
 };
 struct Staircase {
     std::string lesson;

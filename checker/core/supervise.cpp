@@ -252,6 +252,14 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         }
         bool idle = options.result_channel && options.channel_idle_seconds > 0 &&
                     now - last_channel_data > idle_limit;
+        if (!reaped && options.cancel && options.cancel->load()) {
+            result.cancelled = true;
+            kill(-pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            reaped = true;
+            reaped_at = Clock::now();
+            continue;
+        }
         if (!reaped && (now >= deadline || idle)) {
             result.timed_out = true;
             result.idle_timeout = now < deadline;

@@ -3,6 +3,7 @@
 // counted, never stored), and an optional result channel on file descriptor 3.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <map>
 #include <string>
@@ -20,6 +21,9 @@ struct ChildOptions {
     // > 0: the child's host memory is limited with a cgroup (v2 or v1 memory controller) where
     // this process may create one; never with `ulimit -v`, which breaks CUDA's initialisation.
     std::size_t memory_limit = 0;
+    // When set and it becomes true, the child's group is killed (e.g. a build that is no
+    // longer needed); the result then says timed_out = false, cancelled = true.
+    const std::atomic<bool>* cancel = nullptr;
     std::string working_dir;               // empty: inherit
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };
@@ -34,6 +38,7 @@ struct ChildResult {
     std::string start_error;  // why the program could not be started
     bool timed_out = false;
     bool idle_timeout = false;  // timed out because the result channel fell silent
+    bool cancelled = false;
     bool memory_limited = false;   // the child ran under a memory cgroup
     bool memory_limit_hit = false; // ... and the kernel killed it for exceeding the limit
     int exit_code = -1;       // when it exited normally

@@ -101,7 +101,7 @@ bool context_usable() {
 }
 
 json outcome_json(const harness::CaseOutcome& o) {
-    json j{{"status", o.status},          {"reason", o.reason},
+    json j{{"status", o.status},          {"reason", o.reason}, {"checked", o.cmp.checked},
            {"detail", o.detail},          {"wrong", o.cmp.wrong},
            {"unwritten", o.cmp.unwritten}, {"first_wrong", o.cmp.first},
            {"last_wrong", o.cmp.last},    {"tolerance", o.tolerance}};

@@ -5,7 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <cctype>
+#include <iterator>
+#include <map>
+#include <sstream>
 #include <stdexcept>
+
+#include <nlohmann/json.hpp>
 
 #include "supervise.h"
 
@@ -87,23 +93,112 @@ std::string gpu_absent_reason() {
 FixtureSpec read_fixture(const std::string& path) {
     std::ifstream in(path);
     FixtureSpec spec;
+    spec.path = path;
+    spec.name = fs::path(path).stem().string();
     std::string line;
+    auto value = [&](const char* key, std::string& out) {
+        std::string prefix = std::string("// ") + key + ": ";
+        if (line.rfind(prefix, 0) == 0) out = line.substr(prefix.size());
+    };
+    std::string flags, needs, timing;
     while (std::getline(in, line)) {
-        if (line.rfind("// expect: ", 0) == 0) spec.expect = line.substr(11);
-        if (line.rfind("// step: ", 0) == 0) spec.step = line.substr(9);
+        value("expect", spec.expect);
+        value("reason", spec.reason);
+        value("step", spec.step);
+        value("flags", flags);
+        value("needs", needs);
+        value("timing", timing);
     }
+    std::istringstream words(flags);
+    for (std::string w; words >> w;) spec.flags.push_back(w);
+    spec.needs_gpu = needs != "cpu";
+    spec.timing = timing == "yes";
     if (spec.step.empty()) {
         // default: the first step of the lesson the fixture's folder is named after
         std::string lesson = fs::path(path).parent_path().filename().string();
         std::vector<std::string> steps;
         for (auto& e : fs::directory_iterator(fs::path(CUDALINGS_SOURCE_DIR) / "lessons" / lesson))
-            if (e.path().extension() == ".cu" && e.path().filename().string()[0] >= '0' &&
-                e.path().filename().string()[0] <= '9')
+            if (e.path().extension() == ".cu" && std::isdigit(static_cast<unsigned char>(e.path().filename().string()[0])))
                 steps.push_back(e.path().filename().string());
         std::sort(steps.begin(), steps.end());
         if (!steps.empty()) spec.step = lesson + "/" + steps.front();
     }
     return spec;
+}
+
+std::vector<FixtureSpec> all_fixtures() {
+    std::vector<FixtureSpec> out;
+    fs::path root = fs::path(CUDALINGS_SOURCE_DIR) / "tests" / "fixtures";
+    for (const auto& lesson : fs::directory_iterator(root)) {
+        if (!lesson.is_directory()) continue;
+        for (const auto& file : fs::directory_iterator(lesson.path()))
+            if (file.path().extension() == ".cu") out.push_back(read_fixture(file.path().string()));
+    }
+    std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.path < b.path; });
+    return out;
+}
+
+std::string make_submission(const FixtureSpec& fixture, const std::string& parent) {
+    fs::path src = CUDALINGS_SOURCE_DIR;
+    fs::path root = fs::path(parent) / fixture.name;
+    fs::remove_all(root);
+    fs::create_directories(root);
+    fs::copy(src / "course.json", root / "course.json");
+    fs::copy(src / "lessons", root / "lessons", fs::copy_options::recursive);
+    fs::create_directory_symlink(src / "solutions", root / "solutions");
+    fs::create_directory_symlink(src / "checker", root / "checker");
+    fs::copy_file(fixture.path, root / "lessons" / fixture.step, fs::copy_options::overwrite_existing);
+    return root.string();
+}
+
+std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures) {
+    std::vector<std::string> problems;
+    if (fixtures.empty()) return problems;
+    static int counter = 0;
+    fs::path parent = fs::temp_directory_path() /
+                      ("cudalings_fixtures_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(parent);
+    fs::path out = parent / "results";
+    std::vector<std::string> args{"grade"};
+    for (const auto& f : fixtures) args.push_back(make_submission(f, (parent / "submissions").string()));
+    std::string step = fixtures.front().step.substr(0, fixtures.front().step.size() - 3);
+    // A hang is told apart after 8 s without progress: enough for any fixture's real work.
+    args.insert(args.end(), {"--step", step, "--repeat", "2", "--out", out.string(), "--case-timeout", "8"});
+    if (!fixtures.front().timing) args.push_back("--no-time");
+    for (const auto& flag : fixtures.front().flags) args.push_back(flag);
+    Run r = cudalings(args);
+    if (r.code == -2) problems.push_back("the batch did not finish (the checker hung)");
+    for (const auto& f : fixtures) {
+        for (int round = 1; round <= 2; ++round) {
+            fs::path file = out / (f.name + ".round" + std::to_string(round) + ".json");
+            std::ifstream in(file);
+            if (!in) {
+                problems.push_back(f.name + ": no result file for round " + std::to_string(round));
+                continue;
+            }
+            std::string verdict = "(none)", report;
+            try {
+                auto j = nlohmann::json::parse(in);
+                if (j.contains("results") && !j["results"].empty()) {
+                    verdict = j["results"][0].value("verdict", "(none)");
+                    report = j["results"][0].dump();
+                } else {
+                    report = j.dump();
+                }
+            } catch (const std::exception& e) {
+                verdict = std::string("(unreadable: ") + e.what() + ")";
+            }
+            if (verdict != f.expect)
+                problems.push_back(f.name + " round " + std::to_string(round) + ": expected " + f.expect +
+                                   ", got " + verdict + " — " + report.substr(0, 600));
+            else if (!f.reason.empty() && report.find(nlohmann::json(f.reason).dump().substr(1, nlohmann::json(f.reason).dump().size() - 2)) == std::string::npos)
+                problems.push_back(f.name + " round " + std::to_string(round) + ": " + f.expect +
+                                   " but the report does not mention \"" + f.reason + "\"");
+        }
+    }
+    std::error_code ec;
+    fs::remove_all(parent, ec);
+    return problems;
 }
 
 }  // namespace test_support

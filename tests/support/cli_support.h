@@ -24,11 +24,28 @@ void remove_course(const std::string& root);
 bool gpu_present();
 std::string gpu_absent_reason();
 
-// The "// expect: VERDICT" and "// step: lesson/step" lines of a fixture file.
+// A bad-submission fixture's header lines:
+//   // expect: VERDICT      // reason: substring      // step: lesson/step.cu
+//   // flags: --sanitize    // needs: cpu|gpu          // timing: yes
 struct FixtureSpec {
+    std::string path;
+    std::string name;    // file name without .cu
     std::string expect;
-    std::string step;  // the step whose file the fixture replaces (relative to lessons/)
+    std::string reason;
+    std::string step;    // the step whose file the fixture replaces (relative to lessons/)
+    std::vector<std::string> flags;
+    bool needs_gpu = true;
+    bool timing = false;
 };
 FixtureSpec read_fixture(const std::string& path);
+std::vector<FixtureSpec> all_fixtures();
+
+// A submission folder `parent/NAME` holding a course copy with the fixture in place (and the
+// course's solutions/ and checker/ linked in, as a student's clone would have them).
+std::string make_submission(const FixtureSpec& fixture, const std::string& parent);
+
+// Grades every fixture of `fixtures` (all with the same step, flags and timing) twice in one
+// `cudalings grade --repeat 2` batch and returns, per fixture, a message for each mismatch.
+std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures);
 
 }  // namespace test_support

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <unistd.h>
 
@@ -77,20 +78,33 @@ TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
     remove_course(root);
 }
 
-TEST_CASE("without a GPU, check compiles and then skips with exit code 77", "[cli]") {
+TEST_CASE("without a GPU and --no-emulate, check compiles and then skips with exit code 77", "[cli]") {
     if (gpu_present()) SKIP("a GPU is present: the no-GPU path is covered by CI");
     auto state = fresh_state_dir();
-    auto r = cudalings({"check", "1/1"}, state);
+    auto r = cudalings({"check", "1/1", "--no-emulate"}, state);
     CHECK(r.code == 77);
     CHECK_THAT(r.out, ContainsSubstring("compile  ok"));
     CHECK_THAT(r.out, ContainsSubstring("SKIPPED"));
     CHECK_THAT(r.out, ContainsSubstring("need an NVIDIA GPU"));
     // The second check of the same file is served from the compile cache.
-    auto again = cudalings({"check", "1/1"}, state);
+    auto again = cudalings({"check", "1/1", "--no-emulate"}, state);
     CHECK_THAT(again.out, ContainsSubstring("(cached)"));
-    auto all = cudalings({"check", "--all", "--solutions"}, state);
+    auto all = cudalings({"check", "--all", "--solutions", "--no-emulate", "--no-time"}, state);
     CHECK(all.code == 77);
     CHECK_THAT(all.out, ContainsSubstring("0 passed, 0 failed,"));
+}
+
+TEST_CASE("without a GPU, check emulates the step on the CPU: correctness only", "[cli]") {
+    if (gpu_present()) SKIP("a GPU is present: the no-GPU path is covered by CI");
+    auto state = fresh_state_dir();
+    auto skeleton = cudalings({"check", "1/1"}, state);
+    CHECK(skeleton.code == 1);
+    CHECK_THAT(skeleton.out, ContainsSubstring("emulated"));
+    CHECK_THAT(skeleton.out, ContainsSubstring("WRONG"));
+    auto solution = cudalings({"check", "1/3", "--solutions"}, state);
+    CHECK(solution.code == 0);
+    CHECK_THAT(solution.out, ContainsSubstring("emulated"));
+    CHECK_THAT(solution.out, ContainsSubstring("PASS"));
 }
 
 TEST_CASE("grade checks every submission, writes each result, and survives bad ones", "[cli]") {
@@ -122,4 +136,22 @@ TEST_CASE("grade checks every submission, writes each result, and survives bad o
     remove_course(bad);
     fs::remove_all(empty);
     fs::remove_all(out);
+}
+
+// The fixtures whose verdict needs no GPU (build errors and the policy screen), graded twice in
+// one batch on every machine, CI included.
+TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in one batch", "[cli]") {
+    std::map<std::string, std::vector<FixtureSpec>> groups;
+    for (const auto& f : all_fixtures()) {
+        if (f.needs_gpu) continue;
+        std::string key = f.step + "|";
+        for (const auto& flag : f.flags) key += flag + " ";
+        groups[key].push_back(f);
+    }
+    int checked = 0;
+    for (const auto& [key, fixtures] : groups) {
+        for (const auto& p : grade_fixtures(fixtures)) FAIL_CHECK(p);
+        checked += static_cast<int>(fixtures.size());
+    }
+    CHECK(checked >= 15);
 }
