@@ -37,7 +37,6 @@
 #undef __launch_bounds__
 #undef __maxnreg__
 #undef __grid_constant__
-#undef __noinline__
 #undef __forceinline__
 #define __global__
 #define __device__
@@ -47,7 +46,8 @@
 #define __grid_constant__
 #define __launch_bounds__(...)
 #define __maxnreg__(...)
-#define __noinline__ __attribute__((noinline))
+// __noinline__ is left alone: newer libstdc++ writes __attribute__((__noinline__)) itself, which
+// a macro would break (GCC 13). GCC reads __noinline__ inside an attribute natively.
 #define __forceinline__ inline __attribute__((always_inline))
 // The rewriter turns `__shared__ T x[N];` in a function body into `static T x[N];` followed by
 // a registration call (the runtime poisons it with 0xFF bytes at the first touch in every
