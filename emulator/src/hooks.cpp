@@ -237,6 +237,9 @@ struct LineMetric {
     std::uint64_t requests = 0;
     double sum = 0, ideal = 0;  // wavefronts (shared) or sectors (global)
     unsigned worst = 0;
+    // Warp execution efficiency at this instruction: lanes that executed it, out of the lanes
+    // their warps had (a partial last warp has fewer than 32).
+    double lanes = 0, lane_slots = 0;
 };
 std::map<const void*, LineMetric> g_metrics;
 
@@ -253,8 +256,12 @@ void record_request(std::uintptr_t a, unsigned size, bool write, bool shared, co
 }
 
 void flush_requests() {
+    const unsigned threads = rt().block.count;
     for (auto& [key, q] : g_requests) {
         LineMetric& m = g_metrics[key.pc];
+        unsigned warp_threads = std::min(32u, threads - std::min(threads, key.warp * 32u));
+        m.lanes += double(q.addrs.size());
+        m.lane_slots += double(std::max(1u, warp_threads));
         m.shared = q.shared;
         m.write = q.write;
         m.size = q.size;
@@ -313,8 +320,14 @@ void on_launch_end() {
     g_block_fence.clear();
     g_launch_first_block = rt().block_serial + 1;
     if (!opts().explain) return;
+    double all_lanes = 0, all_slots = 0, lowest = 2;
+    const void* lowest_pc = nullptr;
     for (auto& [pc, m] : g_metrics) {
         if (m.requests == 0) continue;
+        all_lanes += m.lanes;
+        all_slots += m.lane_slots;
+        double eff = m.lane_slots > 0 ? m.lanes / m.lane_slots : 1;
+        if (eff < lowest) lowest = eff, lowest_pc = pc;
         Diagnostic d;
         d.kind = "metric";
         d.severity = "info";
@@ -333,6 +346,26 @@ void on_launch_end() {
                           "thread)",
                           m.write ? "store" : "load", avg, ideal, m.size);
         }
+        d.message = buf;
+        if (m.lane_slots > 0) {
+            std::snprintf(buf, sizeof buf, "; %.0f%% of the warp's lanes active",
+                          100.0 * m.lanes / m.lane_slots);
+            d.message += buf;
+        }
+        report(d);
+    }
+    if (all_slots > 0 && lowest_pc) {
+        // One line per launch: warp execution efficiency over the memory instructions (the
+        // instructions the emulator observes), placed at the most divergent one.
+        Diagnostic d;
+        d.kind = "metric";
+        d.severity = "info";
+        set_location(d, lowest_pc);
+        char buf[300];
+        std::snprintf(buf, sizeof buf,
+                      "warp execution efficiency %.0f%% over the kernel's memory instructions "
+                      "(lowest here: %.0f%% of the lanes active)",
+                      100.0 * all_lanes / all_slots, 100.0 * lowest);
         d.message = buf;
         report(d);
     }

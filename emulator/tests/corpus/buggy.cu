@@ -252,3 +252,22 @@ extern "C" void corpus_bad_mask() {
     cudaDeviceSynchronize();
     cudaFree(y);
 }
+
+// 16. Divergence: only the even lanes of each warp do the work, so half of every warp idles
+// (explain mode: warp execution efficiency).
+__global__ void even_lanes_only(const float* in, float* out) {
+    unsigned i = threadIdx.x;
+    if (i % 2 == 0) {
+        out[i] = in[i];  // expect: metric 50% of the warp's lanes active
+    }
+}
+extern "C" void corpus_divergent_warps() {
+    float *in, *out;
+    cudaMalloc(&in, 64 * 4);
+    cudaMalloc(&out, 64 * 4);
+    cudaMemset(in, 0, 64 * 4);
+    even_lanes_only<<<1, 64>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
