@@ -193,7 +193,8 @@ std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures
                                    ", got " + verdict + " — " + report.substr(0, 600));
             else if (!f.reason.empty() && report.find(nlohmann::json(f.reason).dump().substr(1, nlohmann::json(f.reason).dump().size() - 2)) == std::string::npos)
                 problems.push_back(f.name + " round " + std::to_string(round) + ": " + f.expect +
-                                   " but the report does not mention \"" + f.reason + "\"");
+                                   " but the report does not mention \"" + f.reason + "\": " +
+                                   report.substr(0, 800));
         }
     }
     std::error_code ec;
