@@ -91,9 +91,29 @@ struct CompareCounts {
     unsigned long long wrong, unwritten, first, last;
 };
 
+// One thread's tally of mismatches over its grid-stride elements, merged into the shared
+// counters once at the end (one set of atomics per thread, not per element). Every compare
+// kernel uses it, whatever its notion of "equal".
+struct MismatchTally {
+    unsigned long long wrong = 0, unwritten = 0, first = ~0ull, last = 0;
+    __device__ void add(std::uint64_t i, std::uint32_t got_bits) {
+        ++wrong;
+        unwritten += got_bits == kPoisonBits;
+        first = i < first ? i : first;
+        last = i > last ? i : last;
+    }
+    __device__ void merge_into(CompareCounts* out) const {
+        if (!wrong) return;
+        atomicAdd(&out->wrong, wrong);
+        atomicAdd(&out->unwritten, unwritten);
+        atomicMin(&out->first, first);
+        atomicMax(&out->last, last);
+    }
+};
+
 __global__ void compare_kernel(const float* got, const float* expected, std::uint64_t n,
                                bool exact, double rel, double abs_tol, CompareCounts* out) {
-    unsigned long long wrong = 0, unwritten = 0, first = ~0ull, last = 0;
+    MismatchTally tally;
     for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::uint64_t{gridDim.x} * blockDim.x) {
         float g = got[i], e = expected[i];
@@ -104,19 +124,9 @@ __global__ void compare_kernel(const float* got, const float* expected, std::uin
             double diff = fabs(double(g) - double(e));
             ok = diff <= abs_tol + rel * fabs(double(e));  // false for NaN
         }
-        if (!ok) {
-            ++wrong;
-            unwritten += __float_as_uint(g) == kPoisonBits;
-            first = i < first ? i : first;
-            last = i > last ? i : last;
-        }
+        if (!ok) tally.add(i, __float_as_uint(g));
     }
-    if (wrong) {
-        atomicAdd(&out->wrong, wrong);
-        atomicAdd(&out->unwritten, unwritten);
-        atomicMin(&out->first, first);
-        atomicMax(&out->last, last);
-    }
+    tally.merge_into(out);
 }
 
 bool mismatch_host(float g, float e, const Tolerance& t) {
@@ -429,44 +439,23 @@ __global__ void segment_stats_kernel(const float* x, std::uint64_t n, std::uint6
 
 __global__ void compare_within_kernel(const float* got, const double* expected, const double* bound,
                                       std::uint64_t n, CompareCounts* out) {
-    unsigned long long wrong = 0, unwritten = 0, first = ~0ull, last = 0;
+    MismatchTally tally;
     for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::uint64_t{gridDim.x} * blockDim.x) {
         const float g = got[i];
         const bool ok = fabs(static_cast<double>(g) - expected[i]) <= bound[i];  // false for NaN
-        if (!ok) {
-            ++wrong;
-            unwritten += __float_as_uint(g) == kPoisonBits;
-            first = i < first ? i : first;
-            last = i > last ? i : last;
-        }
+        if (!ok) tally.add(i, __float_as_uint(g));
     }
-    if (wrong) {
-        atomicAdd(&out->wrong, wrong);
-        atomicAdd(&out->unwritten, unwritten);
-        atomicMin(&out->first, first);
-        atomicMax(&out->last, last);
-    }
+    tally.merge_into(out);
 }
 
 __global__ void compare_u32_kernel(const std::uint32_t* got, const std::uint32_t* expected,
                                    std::uint64_t n, CompareCounts* out) {
-    unsigned long long wrong = 0, unwritten = 0, first = ~0ull, last = 0;
+    MismatchTally tally;
     for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
-         i += std::uint64_t{gridDim.x} * blockDim.x) {
-        if (got[i] != expected[i]) {
-            ++wrong;
-            unwritten += got[i] == kPoisonBits;
-            first = i < first ? i : first;
-            last = i > last ? i : last;
-        }
-    }
-    if (wrong) {
-        atomicAdd(&out->wrong, wrong);
-        atomicAdd(&out->unwritten, unwritten);
-        atomicMin(&out->first, first);
-        atomicMax(&out->last, last);
-    }
+         i += std::uint64_t{gridDim.x} * blockDim.x)
+        if (got[i] != expected[i]) tally.add(i, got[i]);
+    tally.merge_into(out);
 }
 
 // Runs a compare kernel into fresh counters and returns them.
