@@ -42,7 +42,13 @@ void render_case(std::ostringstream& s, const CaseReport& c, const RenderOptions
     if (c.wrong > 0) s << ", " << c.wrong << " of " << (c.checked ? c.checked : c.n) << " output"
                         << ((c.checked ? c.checked : c.n) == 1 ? "" : "s") << " wrong";
     s << "\n";
-    if (!c.detail.empty()) s << "      " << c.detail << "\n";
+    if (!c.detail.empty()) {
+        // Multi-line details (the emulator's reports) stay indented under their case.
+        std::istringstream lines(c.detail);
+        std::string line;
+        while (std::getline(lines, line))
+            if (!line.empty()) s << "      " << line << "\n";
+    }
     std::size_t shown = 0;
     for (const auto& m : c.first)
         if (shown++ < 3 || o.verbose) s << "      index " << m.index << ": got " << m.got << ", expected " << m.expected << "\n";

@@ -255,7 +255,12 @@ SumStats sum_in_double(const float* x, std::uint64_t n, cudaStream_t s) {
 template <typename T>
 Output<T>::Output(std::uint64_t n)
     : n_(n),
-      base_(static_cast<unsigned char*>(dev::allocate(kFrontGuard + n * sizeof(T) + kBackGuard))) {}
+      base_(static_cast<unsigned char*>(dev::allocate(kFrontGuard + n * sizeof(T) + kBackGuard))) {
+#ifdef CUDALINGS_EMULATOR
+    // Under emulation, a learner's access into a guard zone is reported at its line.
+    cudalings_emu::cudalings_emu_set_extent(get(), n * sizeof(T));
+#endif
+}
 
 template <typename T>
 Output<T>::~Output() {

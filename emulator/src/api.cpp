@@ -513,3 +513,11 @@ CUDALINGS_EMU_API cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a,
 }
 
 }  // extern "C"
+
+CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_set_extent(const void* p, size_t bytes) {
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    Allocation* al = find_allocation(a, nullptr);
+    if (!al) return;
+    al->user_begin = a;
+    al->user_end = a + bytes;
+}

@@ -422,6 +422,23 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
                 fatal("out-of-bounds", what + ": outside every device allocation",
                       "by " + thread_name(*t) + "\n", pc, cudaErrorIllegalAddress);
             }
+            if (alloc->user_end && (a < alloc->user_begin || a + size > alloc->user_end)) {
+                std::size_t n = alloc->user_end - alloc->user_begin;
+                std::string what = std::string(access_word(write, atomic)) + " " +
+                                   std::to_string(size) + " bytes at " + hex(a);
+                std::string where = a < alloc->user_begin
+                                        ? std::to_string(alloc->user_begin - a) + " bytes before its start"
+                                        : std::to_string(a + size - alloc->user_end) + " bytes past its end";
+                // Not fatal: the access lands in the checker's guard zone, as it would on a GPU
+                // (the same verdict there and here), and this report names the line.
+                Diagnostic d;
+                d.kind = "out-of-bounds";
+                d.severity = "error";
+                set_location(d, pc);
+                d.message = what + ": out of bounds of a " + std::to_string(n) + "-byte array (" + where + ")";
+                d.detail = "by " + thread_name(*t) + " in block " + block_name(r.block_idx) + "\n";
+                report(d);
+            }
         } else if (!in_parameter_space(a)) {
             refresh_modules();
             if (a < 65536 || !in_module(a)) {

@@ -114,6 +114,9 @@ struct Allocation {
     bool host = false;  // cudaMallocHost / cudaHostAlloc (pinned, usable by kernels)
     std::string where, freed_where;
     std::vector<struct Shadow>* shadow = nullptr;  // per 4-byte granule, check mode
+    // The part the learner's code may touch, when the checker says so (an output between its
+    // guard zones): accesses outside it are out of bounds, with the learner's line.
+    std::uintptr_t user_begin = 0, user_end = 0;
 };
 bool in_arena(std::uintptr_t a);
 // The allocation that holds [a, a + n): null when none does; *nearest gets the allocation

@@ -155,3 +155,15 @@ TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in o
     }
     CHECK(checked >= 15);
 }
+
+TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner's line", "[cli]") {
+    auto root = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/one_past_end.cu",
+                            "01_vector_add/01_one_thread_per_element.cu");
+    auto r = cudalings({"--root", root, "check", "1/1", "--emulate", "--json"});
+    auto j = nlohmann::json::parse(r.out);
+    const auto& step = j["results"][0];
+    CHECK(step["verdict"] == "MEMORY_ERROR");  // the same verdict as on a GPU (the guard zone)
+    CHECK_THAT(step["cases"][0]["detail"].get<std::string>(),
+               ContainsSubstring("01_one_thread_per_element.cu:7: error: write to 4 bytes"));
+    remove_course(root);
+}

@@ -13,6 +13,9 @@
 namespace cudalings_emu {
 
 // The built-in variables of the CUDA thread that is running now.
+// The checker's harness: [p, p + bytes) is the array a kernel may touch inside its allocation
+// (the rest is guard zone); an access outside it is reported as out of bounds at its line.
+CUDALINGS_EMU_API void cudalings_emu_set_extent(const void* p, size_t bytes);
 CUDALINGS_EMU_API uint3 thread_idx();
 CUDALINGS_EMU_API uint3 block_idx();
 CUDALINGS_EMU_API dim3 block_dim();
