@@ -67,11 +67,13 @@ def main():
     step_file = os.path.join(course, "lessons/01_vector_add/03_float4.cu")
     shutil.copy(os.path.join(ROOT, "solutions/01_vector_add/03_float4.cu"), step_file)
     check(build, "01_vector_add/03_float4", root=course, state=state)  # warm the cache
-    unchanged = []
+    unchanged, profiles = [], []
     for _ in range(3):
         r, wall = check(build, "01_vector_add/03_float4", root=course, state=state)
         assert r["compile"]["cached"], r
         unchanged.append(wall)
+        profiles.append(r.get("profile_ms", {}))
+    out["profile_ms_unchanged"] = profiles
     edited = []
     for i in range(3):
         with open(step_file, "a") as f:
@@ -98,6 +100,9 @@ def main():
     print(f"3 repeated checks: {', '.join(f'{m:.1f}' for m in medians)} µs, spread {100 * spread:.2f}%")
     print(f"time to verdict: unchanged {min(unchanged):.2f}-{max(unchanged):.2f} s, "
           f"after an edit {min(edited):.2f}-{max(edited):.2f} s")
+    for p in profiles:
+        if p:
+            print("  where the time went (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in p.items()))
     if "standalone_median_us" in out:
         print(f"reference in the checker {refs[-1]:.1f} µs vs standalone "
               f"{out['standalone_median_us']:.1f} µs ({100 * out['checker_vs_standalone']:+.2f}%)")

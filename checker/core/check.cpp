@@ -460,14 +460,23 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             report.reason = "cannot start the runner: " + child.start_error;
             return;
         }
+        report.runner_ms += 1000 * child.wall_seconds;
         int in_progress = -1;
         std::string phase;  // "call" while the learner's host function runs, "sync" after
         bool done = false;
         std::string internal;
         std::string load_error;
+        double t_cases = -1, t_timing = -1;
         for (const auto& e : events) {
             std::string kind = e.value("event", "");
+            double t = e.value("t_ms", 0.0);
+            if (kind == "cases") t_cases = t;
+            if (kind == "timing_start") t_timing = t;
+            if (kind == "timing" && t_timing >= 0) report.timing_ms += t - t_timing;
+            if ((kind == "timing_start" || kind == "done") && t_cases >= 0 && report.cases_ms == 0)
+                report.cases_ms = t - t_cases;
             if (kind == "cases") {
+                if (child_index == 0) report.runner_startup_ms = t;
                 total = e.value("total", 0);
             } else if (kind == "case_start") {
                 in_progress = e.value("index", -1);

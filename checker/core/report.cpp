@@ -230,6 +230,8 @@ nlohmann::json to_json(const StepReport& r) {
     j["seed"] = format_seed(r.seed);
     j["gpu"] = r.gpu;
     j["seconds"] = r.seconds;
+    j["profile_ms"] = {{"runner_startup", r.runner_startup_ms}, {"cases", r.cases_ms},
+                       {"timing", r.timing_ms}, {"runner", r.runner_ms}};
     j["compile"] = {{"cached", r.compile_cached},
                     {"seconds", r.compile_seconds},
                     {"output", r.compiler_output}};

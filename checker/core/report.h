@@ -79,6 +79,9 @@ struct StepReport {
     std::string sanitizer_note;              // e.g. "compute-sanitizer not found"
     std::string hint;
     double seconds = 0;      // wall time of the whole check
+    // Where the time went (milliseconds): the runner's start-up (CUDA, loading the step), its
+    // cases, its timing phase, and the runner process as a whole.
+    double runner_startup_ms = 0, cases_ms = 0, timing_ms = 0, runner_ms = 0;
 };
 
 struct RenderOptions {

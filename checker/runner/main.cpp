@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +50,15 @@ void read_channel_key() {
     have_key = got >= 32 && cudalings::key_from_hex(std::string_view(hex, 32), channel_key);
 }
 
-void emit(const json& j) {
+// Milliseconds since the runner started: every event carries it, so the checker can say
+// where a check's time went (start-up, cases, timing).
+double elapsed_ms() {
+    static const auto start = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+void emit(json j) {
+    j["t_ms"] = elapsed_ms();
     std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
     if (have_key) line += "\t" + cudalings::line_tag(channel_key, channel_sequence++, line);
     line += "\n";
@@ -328,6 +337,7 @@ int baseline(const CheckArgs& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    elapsed_ms();  // the clock starts here
     if (fcntl(3, F_GETFD) != -1) channel_fd = 3;
     read_channel_key();
     if (argc < 2) usage("no command");
