@@ -15,12 +15,14 @@
 using Fn = cudaError_t (*)(const float*, const float*, float*, size_t, cudaStream_t);
 
 __global__ void flush(int* p, size_t n) {
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x)
+    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+         i += size_t{gridDim.x} * blockDim.x)
         p[i] += 1;
 }
 
 __global__ void fill(float* p, size_t n, float v) {
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x)
+    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
+         i += size_t{gridDim.x} * blockDim.x)
         p[i] = v + static_cast<float>(i % 1000) * 1e-3f;
 }
 

@@ -40,8 +40,8 @@ struct Options {
     bool no_time = false;
     bool verbose = false;
     bool sanitize = false;
-    bool emulate = false;  // cudalings emulator: --emulate
-    bool explain = false;  // cudalings emulator: --explain
+    bool emulate = false;     // cudalings emulator: --emulate
+    bool explain = false;     // cudalings emulator: --explain
     bool no_emulate = false;  // without a GPU: compile only (SKIPPED, exit 77)
     double compile_timeout = 120;
     double case_timeout = 20;
@@ -78,9 +78,9 @@ bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest) {
     }
     paths.root = fs::absolute(root).string();
     paths.tool_dir = tool_dir();
-    paths.state_dir = !o.state_dir.empty()                  ? o.state_dir
+    paths.state_dir = !o.state_dir.empty()                 ? o.state_dir
                       : std::getenv("CUDALINGS_STATE_DIR") ? std::getenv("CUDALINGS_STATE_DIR")
-                                                             : paths.root + "/.cudalings";
+                                                           : paths.root + "/.cudalings";
     try {
         manifest = load_manifest(paths.manifest());
     } catch (const std::exception& e) {
@@ -136,15 +136,20 @@ int cmd_list(const Options& o) {
     std::size_t done = 0, total = 0;
     for (std::size_t l = 0; l < m.lessons.size(); ++l) {
         const auto& lesson = m.lessons[l];
-        if (!o.json) std::cout << (color ? "\033[1m" : "") << lesson.id << (color ? "\033[0m" : "") << "  " << lesson.title << "\n";
+        if (!o.json)
+            std::cout << (color ? "\033[1m" : "") << lesson.id << (color ? "\033[0m" : "") << "  "
+                      << lesson.title << "\n";
         for (std::size_t s = 0; s < lesson.steps.size(); ++s) {
             std::string name = step_name(m, {l, s});
             bool passed = progress.passed(name);
             bool is_next = next && next->lesson == l && next->step == s;
             done += passed;
             ++total;
-            j.push_back({{"step", name}, {"title", lesson.steps[s].title},
-                         {"status", passed ? "done" : is_next ? "next" : "pending"}});
+            j.push_back({{"step", name},
+                         {"title", lesson.steps[s].title},
+                         {"status", passed    ? "done"
+                                    : is_next ? "next"
+                                              : "pending"}});
             if (o.json) continue;
             const char* mark = passed ? "done" : is_next ? "next" : "    ";
             const char* colour = passed ? "\033[32m" : is_next ? "\033[33m" : "";
@@ -183,7 +188,8 @@ int cmd_hint(const Options& o) {
 }
 
 // Rows for every timed step that passed, then the lesson's library baselines, timed now.
-Staircase staircase(Checker& checker, const LessonInfo& lesson, const std::vector<StepReport>& reports) {
+Staircase staircase(Checker& checker, const LessonInfo& lesson,
+                    const std::vector<StepReport>& reports) {
     Staircase st;
     st.lesson = lesson.id;
     for (std::size_t s = 0; s < reports.size(); ++s) {
@@ -214,7 +220,8 @@ int cmd_check(const Options& o) {
     std::vector<StepRef> steps;
     if (!select_steps(o, m, progress, steps)) return exit_code::usage;
     if (steps.empty()) {
-        std::cout << "Every step is done. Well done! (`cudalings check STEP` checks any step again.)\n";
+        std::cout
+            << "Every step is done. Well done! (`cudalings check STEP` checks any step again.)\n";
         return exit_code::pass;
     }
     CheckOptions options;
@@ -241,7 +248,8 @@ int cmd_check(const Options& o) {
     Checker checker(paths, m, options);
     bool tty_progress = !o.json && ::isatty(2);
     if (tty_progress)
-        checker.set_progress_callback([](const std::string& what) { std::cerr << "  ... " << what << "\r\033[K"; });
+        checker.set_progress_callback(
+            [](const std::string& what) { std::cerr << "  ... " << what << "\r\033[K"; });
     RenderOptions render;
     render.color = use_color(o);
     render.verbose = o.verbose;
@@ -253,13 +261,18 @@ int cmd_check(const Options& o) {
     for (std::size_t i = 0; i < steps.size(); ++i) {
         StepReport r = checker.check(steps[i], o.solutions);
         lesson_reports.push_back(r);
-        if (r.verdict == Verdict::Pass) ++passed;
-        else if (r.verdict == Verdict::Skipped) ++skipped;
-        else ++failed;
+        if (r.verdict == Verdict::Pass)
+            ++passed;
+        else if (r.verdict == Verdict::Skipped)
+            ++skipped;
+        else
+            ++failed;
         if (!o.solutions) {
             std::string name = step_name(m, steps[i]);
-            if (r.verdict == Verdict::Pass) progress.mark_passed(name, Hasher().add_file(r.file).hex());
-            else if (r.verdict != Verdict::Skipped) progress.clear(name);
+            if (r.verdict == Verdict::Pass)
+                progress.mark_passed(name, Hasher().add_file(r.file).hex());
+            else if (r.verdict != Verdict::Skipped)
+                progress.clear(name);
             progress.save();
         }
         if (o.json) {
@@ -275,8 +288,10 @@ int cmd_check(const Options& o) {
             if (lesson_reports.size() == lesson.steps.size() && !o.no_time) {
                 auto st = staircase(checker, lesson, lesson_reports);
                 if (st.rows.size() >= 2) {
-                    if (o.json) staircases.push_back(to_json(st));
-                    else std::cout << "\n" << render_staircase(st, render) << std::flush;
+                    if (o.json)
+                        staircases.push_back(to_json(st));
+                    else
+                        std::cout << "\n" << render_staircase(st, render) << std::flush;
                 }
             }
             lesson_reports.clear();
@@ -291,7 +306,8 @@ int cmd_check(const Options& o) {
                          .dump(2)
                   << "\n";
     } else if (steps.size() > 1 || o.all) {
-        std::cout << "\n" << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+        std::cout << "\n"
+                  << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
     }
     return exit_code_for(passed, failed, skipped);
 }
@@ -300,8 +316,8 @@ int cmd_check(const Options& o) {
 // supervised child processes, as always); each result is written atomically as soon as it is
 // known; one misbehaving submission never stops the batch, and a result file is written even
 // when the checker itself fails on one.
-int cmd_grade(const Options& o, const std::vector<std::string>& submissions, const std::string& out_dir,
-              int repeat) {
+int cmd_grade(const Options& o, const std::vector<std::string>& submissions,
+              const std::string& out_dir, int repeat) {
     CoursePaths course;
     Manifest m;
     if (!open_course(o, course, m)) return exit_code::usage;
@@ -321,7 +337,8 @@ int cmd_grade(const Options& o, const std::vector<std::string>& submissions, con
         for (const auto& dir : submissions) {
             ++done;
             std::string name = fs::path(dir).lexically_normal().filename().string();
-            if (name.empty() || name == ".") name = fs::path(dir).lexically_normal().parent_path().filename().string();
+            if (name.empty() || name == ".")
+                name = fs::path(dir).lexically_normal().parent_path().filename().string();
             nlohmann::json result{{"submission", fs::absolute(dir).string()}, {"round", round + 1}};
             int passed = 0, failed = 0, skipped = 0;
             auto start = std::chrono::steady_clock::now();
@@ -337,12 +354,15 @@ int cmd_grade(const Options& o, const std::vector<std::string>& submissions, con
                 options.compile_seconds = o.compile_timeout;
                 options.case_idle_seconds = o.case_timeout;
                 options.sanitize = o.sanitize;
-                options.seed = o.seed.empty() ? fresh_seed() : std::strtoull(o.seed.c_str(), nullptr, 16);
+                options.seed =
+                    o.seed.empty() ? fresh_seed() : std::strtoull(o.seed.c_str(), nullptr, 16);
                 Checker checker(paths, m, options);
                 nlohmann::json results = nlohmann::json::array();
                 for (const auto& ref : steps) {
                     StepReport r = checker.check(ref, false);
-                    (r.verdict == Verdict::Pass ? passed : r.verdict == Verdict::Skipped ? skipped : failed)++;
+                    (r.verdict == Verdict::Pass      ? passed
+                     : r.verdict == Verdict::Skipped ? skipped
+                                                     : failed)++;
                     results.push_back(to_json(r));
                 }
                 result["results"] = results;
@@ -350,23 +370,30 @@ int cmd_grade(const Options& o, const std::vector<std::string>& submissions, con
                 result["internal_error"] = e.what();
                 ++failed;
             }
-            double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+            double seconds =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             result["passed"] = passed;
             result["failed"] = failed;
             result["skipped"] = skipped;
             result["seconds"] = seconds;
-            std::string file = out_dir + "/" + name + (repeat > 1 ? ".round" + std::to_string(round + 1) : "") + ".json";
+            std::string file = out_dir + "/" + name +
+                               (repeat > 1 ? ".round" + std::to_string(round + 1) : "") + ".json";
             if (!write_file_atomic(file, result.dump(2) + "\n"))
                 std::cerr << "cudalings: cannot write " << file << "\n";
             std::vector<std::string> verdicts;
             for (const auto& r : result.value("results", nlohmann::json::array()))
-                verdicts.push_back(r["step"].get<std::string>() + "=" + r["verdict"].get<std::string>());
-            summary.push_back({{"submission", name}, {"round", round + 1}, {"passed", passed},
-                               {"failed", failed}, {"skipped", skipped}, {"file", file},
+                verdicts.push_back(r["step"].get<std::string>() + "=" +
+                                   r["verdict"].get<std::string>());
+            summary.push_back({{"submission", name},
+                               {"round", round + 1},
+                               {"passed", passed},
+                               {"failed", failed},
+                               {"skipped", skipped},
+                               {"file", file},
                                {"verdicts", verdicts}});
-            std::cerr << "[" << done << "/" << total << "] " << name << ": " << passed << " passed, "
-                      << failed << " failed, " << skipped << " skipped (" << static_cast<int>(seconds * 10) / 10.0
-                      << " s)";
+            std::cerr << "[" << done << "/" << total << "] " << name << ": " << passed
+                      << " passed, " << failed << " failed, " << skipped << " skipped ("
+                      << static_cast<int>(seconds * 10) / 10.0 << " s)";
             for (const auto& v : verdicts) std::cerr << "  " << v;
             std::cerr << "\n";
             passed_total += passed;
@@ -375,7 +402,8 @@ int cmd_grade(const Options& o, const std::vector<std::string>& submissions, con
         }
     }
     write_file_atomic(out_dir + "/summary.json", summary.dump(2) + "\n");
-    std::cout << passed_total << " passed, " << failed_total << " failed, " << skipped_total << " skipped\n";
+    std::cout << passed_total << " passed, " << failed_total << " failed, " << skipped_total
+              << " skipped\n";
     return exit_code_for(passed_total, failed_total, skipped_total);
 }
 
@@ -387,45 +415,56 @@ int main(int argc, char** argv) {
     app.fallthrough();  // global options may also follow the subcommand
     Options o;
     app.add_option("--root", o.root, "the course directory (default: found from here upwards)");
-    app.add_option("--state-dir", o.state_dir, "where progress and caches live (default: <root>/.cudalings)");
+    app.add_option("--state-dir", o.state_dir,
+                   "where progress and caches live (default: <root>/.cudalings)");
     app.add_flag("--json", o.json, "machine-readable output");
     app.add_flag("--no-color", o.no_color, "no colour (also: NO_COLOR=1)");
 
     auto* list = app.add_subcommand("list", "lessons and steps, with what is done");
     auto* check = app.add_subcommand("check", "compile, test and time a step");
-    check->add_option("step", o.step, "a step (01_vector_add/02_grid_stride_loop, 1/2, a file) or a lesson (02)");
+    check->add_option("step", o.step,
+                      "a step (01_vector_add/02_grid_stride_loop, 1/2, a file) or a lesson (02)");
     check->add_flag("--all", o.all, "every step of the course, in order");
-    check->add_flag("--solutions", o.solutions, "check the files under solutions/ instead of lessons/");
+    check->add_flag("--solutions", o.solutions,
+                    "check the files under solutions/ instead of lessons/");
     check->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
     check->add_flag("--no-time", o.no_time, "correctness only");
     check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
-    check->add_flag("--emulate", o.emulate,
-                    "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
+    check->add_flag(
+        "--emulate", o.emulate,
+        "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
     check->add_flag("--no-emulate", o.no_emulate,
                     "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
     check->add_flag("--explain", o.explain,
                     "emulate, and show teaching metrics: bank conflicts, sectors per request");
-    check->add_flag("--sanitize", o.sanitize,
-                    "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
+    check->add_flag(
+        "--sanitize", o.sanitize,
+        "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
     check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
         ->check(CLI::PositiveNumber);
-    check->add_option("--case-timeout", o.case_timeout,
-                      "seconds a case may go without progress before it is a TIMEOUT (default 20)")
+    check
+        ->add_option("--case-timeout", o.case_timeout,
+                     "seconds a case may go without progress before it is a TIMEOUT (default 20)")
         ->check(CLI::PositiveNumber);
-    auto* grade = app.add_subcommand("grade", "check many submission folders (course copies) in one batch");
+    auto* grade =
+        app.add_subcommand("grade", "check many submission folders (course copies) in one batch");
     std::vector<std::string> submissions;
     std::string grade_out = "grading-results";
     int repeat = 1;
-    grade->add_option("submissions", submissions, "submission folders (each a copy of the course)")->required();
+    grade->add_option("submissions", submissions, "submission folders (each a copy of the course)")
+        ->required();
     grade->add_option("--step", o.step, "a step or lesson to check (default: every step)");
     grade->add_option("--out", grade_out, "where the result files go (one JSON per submission)");
-    grade->add_option("--repeat", repeat, "check the whole batch this many times")->check(CLI::PositiveNumber);
+    grade->add_option("--repeat", repeat, "check the whole batch this many times")
+        ->check(CLI::PositiveNumber);
     grade->add_option("--seed", o.seed, "the same inputs for every submission");
     grade->add_flag("--no-time", o.no_time, "correctness only");
     grade->add_flag("--sanitize", o.sanitize, "also run compute-sanitizer");
     grade->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take");
-    grade->add_option("--case-timeout", o.case_timeout, "seconds without progress before a TIMEOUT");
-    auto* hint = app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");
+    grade->add_option("--case-timeout", o.case_timeout,
+                      "seconds without progress before a TIMEOUT");
+    auto* hint =
+        app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");
     hint->add_option("step", o.step, "the step");
 
     try {

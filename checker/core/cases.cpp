@@ -13,8 +13,10 @@ std::string format_size(std::uint64_t n) {
     for (int p = 12; p < 63; ++p) {
         std::uint64_t base = std::uint64_t{1} << p;
         if (n == base) return "2^" + std::to_string(p);
-        if (n > base && n - base <= 64) return "2^" + std::to_string(p) + "+" + std::to_string(n - base);
-        if (n < base && base - n <= 64) return "2^" + std::to_string(p) + "-" + std::to_string(base - n);
+        if (n > base && n - base <= 64)
+            return "2^" + std::to_string(p) + "+" + std::to_string(n - base);
+        if (n < base && base - n <= 64)
+            return "2^" + std::to_string(p) + "-" + std::to_string(base - n);
     }
     return std::to_string(n);
 }
@@ -42,8 +44,7 @@ bool below(std::uint64_t n, std::uint64_t t) { return n < t; }
 std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uint64_t block) {
     if (std::none_of(outcomes.begin(), outcomes.end(), [](auto& o) { return !o.passed; }))
         return {};
-    if (std::none_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o.passed; }))
-        return {};
+    if (std::none_of(outcomes.begin(), outcomes.end(), [](auto& o) { return o.passed; })) return {};
     bool in = false, out = false;
     struct Divisor {
         std::uint64_t d;
@@ -59,8 +60,10 @@ std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uin
         if (all_of_class(outcomes, not_multiple, div.d, in, out)) {
             std::ostringstream s;
             s << "Only sizes that are not a multiple of " << div.d;
-            if (div.d == block) s << " (" << div.what << ")";
-            else s << " (" << div.what << ")";
+            if (div.d == block)
+                s << " (" << div.what << ")";
+            else
+                s << " (" << div.what << ")";
             s << " fail: " << div.advice << ".";
             return s.str();
         }
@@ -85,7 +88,8 @@ std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uin
 std::string describe_mismatches(const MismatchShape& s) {
     if (s.wrong == 0) return {};
     std::ostringstream out;
-    if (s.unwritten == s.n) return "Nothing was written: every output still holds the poison value.";
+    if (s.unwritten == s.n)
+        return "Nothing was written: every output still holds the poison value.";
     if (s.unwritten == s.wrong) {
         if (s.last_wrong + 1 == s.n && s.last_wrong - s.first_wrong + 1 == s.wrong) {
             out << "The last " << s.wrong << " element" << (s.wrong == 1 ? " was" : "s were")
@@ -99,8 +103,7 @@ std::string describe_mismatches(const MismatchShape& s) {
     }
     if (s.wrong == s.n) return "Every element is wrong: check the formula and the indexing.";
     if (s.unwritten > 0) {
-        out << s.wrong << " elements are wrong, " << s.unwritten
-            << " of them never written.";
+        out << s.wrong << " elements are wrong, " << s.unwritten << " of them never written.";
         return out.str();
     }
     return {};

@@ -30,10 +30,10 @@ std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uin
 // nothing written, only the tail unwritten, every element wrong, ...
 struct MismatchShape {
     std::uint64_t n = 0;
-    std::uint64_t wrong = 0;       // elements that differ from the expected value
-    std::uint64_t unwritten = 0;   // of those, still holding the poison value
-    std::uint64_t first_wrong = 0; // lowest wrong index
-    std::uint64_t last_wrong = 0;  // highest wrong index
+    std::uint64_t wrong = 0;        // elements that differ from the expected value
+    std::uint64_t unwritten = 0;    // of those, still holding the poison value
+    std::uint64_t first_wrong = 0;  // lowest wrong index
+    std::uint64_t last_wrong = 0;   // highest wrong index
 };
 std::string describe_mismatches(const MismatchShape& shape);
 

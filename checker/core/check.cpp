@@ -1,16 +1,16 @@
 #include "check.h"
 
-#include <nlohmann/json.hpp>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
-#include <atomic>
-#include <thread>
 #include <sstream>
+#include <thread>
 
 #include "cases.h"
 #include "compile.h"
@@ -52,7 +52,8 @@ std::vector<json> parse_events(const std::string& channel, const unsigned char k
     while (std::getline(lines, line)) {
         if (line.empty()) continue;
         auto tab = line.rfind('\t');
-        if (tab == std::string::npos || line.substr(tab + 1) != line_tag(key, sequence, line.substr(0, tab))) {
+        if (tab == std::string::npos ||
+            line.substr(tab + 1) != line_tag(key, sequence, line.substr(0, tab))) {
             if (forged) ++*forged;
             continue;
         }
@@ -84,7 +85,8 @@ std::vector<std::string> headers_in(const std::vector<std::string>& dirs) {
     for (const auto& dir : dirs) {
         for (const auto& entry : fs::directory_iterator(dir, ec)) {
             auto ext = entry.path().extension().string();
-            if (ext == ".cuh" || ext == ".h" || ext == ".hpp") headers.push_back(entry.path().string());
+            if (ext == ".cuh" || ext == ".h" || ext == ".hpp")
+                headers.push_back(entry.path().string());
         }
     }
     std::sort(headers.begin(), headers.end());
@@ -149,8 +151,8 @@ CaseReport case_from_event(const json& e) {
     c.checked = e.value("checked", std::uint64_t{0});
     c.tolerance = e.value("tolerance", "");
     for (const auto& m : e.value("first", json::array()))
-        c.first.push_back({m.value("index", std::uint64_t{0}), m.value("got", ""),
-                           m.value("expected", "")});
+        c.first.push_back(
+            {m.value("index", std::uint64_t{0}), m.value("got", ""), m.value("expected", "")});
     if (c.verdict == Verdict::Wrong && c.detail.empty()) {
         MismatchShape shape{c.n, c.wrong, c.unwritten, e.value("first_wrong", std::uint64_t{0}),
                             e.value("last_wrong", std::uint64_t{0})};
@@ -179,7 +181,8 @@ std::string describe_end(const ChildResult& child, double idle_seconds) {
                                         " s: the call never returned or a kernel never ended"
                                   : "the run exceeded its wall-clock limit";
     if (child.signal) return "the process died: " + describe_signal(child.signal);
-    return "the process exited (code " + std::to_string(child.exit_code) + ") in the middle of the case";
+    return "the process exited (code " + std::to_string(child.exit_code) +
+           ") in the middle of the case";
 }
 
 // Preprocess the file twice (the device pass and the host pass: code can hide behind
@@ -189,8 +192,9 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
     for (bool host : {false, true}) {
         std::string out = scratch + (host ? ".host.ii" : ".device.ii");
         auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
-        cmd.insert(cmd.begin() + 1, std::string("-arch=") +
-                                        (request.arch.empty() ? std::string(kCompileOnlyArch) : request.arch));
+        cmd.insert(cmd.begin() + 1,
+                   std::string("-arch=") +
+                       (request.arch.empty() ? std::string(kCompileOnlyArch) : request.arch));
         if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
         ChildOptions o;
         o.wall_seconds = 60;
@@ -299,7 +303,8 @@ double Checker::copy_bandwidth_gbps() {
     copy_gbps_ = 0.0;
     const GpuInfo& g = gpu();
     if (!g.present) return 0;
-    std::string cache = paths_.state_dir + "/copy-bandwidth-" + (g.uuid.empty() ? "gpu" : g.uuid) + ".json";
+    std::string cache =
+        paths_.state_dir + "/copy-bandwidth-" + (g.uuid.empty() ? "gpu" : g.uuid) + ".json";
     bool ok = false;
     std::string text = read_file(cache, &ok);
     if (ok && options_.use_cache) {
@@ -329,7 +334,8 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     CompileRequest request;
     request.nvcc = nvcc();
     request.source = source;
-    request.include_dirs = {paths_.lesson_dir(lesson), paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
+    request.include_dirs = {paths_.lesson_dir(lesson),
+                            paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
     const GpuInfo& g = gpu();
     request.arch = g.present ? g.arch : "";
     std::string key = compile_cache_key(request, file_identity(which(request.nvcc)),
@@ -398,7 +404,8 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         std::error_code ec;
         fs::remove(temporary, ec);
         report.verdict = Verdict::CompileError;
-        report.reason = "nvcc did not finish within " + std::to_string(int(options_.compile_seconds)) + " s";
+        report.reason =
+            "nvcc did not finish within " + std::to_string(int(options_.compile_seconds)) + " s";
         return false;
     }
     have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
@@ -431,8 +438,10 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     std::map<int, CaseReport> cases;
     const int max_children = 4;
     for (int child_index = 0; child_index < max_children; ++child_index) {
-        std::vector<std::string> argv{paths_.runner(), "check",  "--spec", step.spec,
-                                      "--step",        object,   "--seed", format_seed(report.seed),
+        std::vector<std::string> argv{paths_.runner(), "check",
+                                      "--spec",        step.spec,
+                                      "--step",        object,
+                                      "--seed",        format_seed(report.seed),
                                       "--first-case",  std::to_string(next_case)};
         if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
             argv[0] = paths_.tool_dir + "/cudalings-runner-emu";
@@ -450,7 +459,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         o.output_cap = 8 * 1024;
         o.memory_limit = options_.host_memory_limit;
         if (emulating_) o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
-        say(child_index == 0 ? "running the cases" : "running the remaining cases in a fresh process");
+        say(child_index == 0 ? "running the cases"
+                             : "running the remaining cases in a fresh process");
         std::vector<json> events;
         int forged = 0;
         auto child = run_runner(argv, o, events, &forged);
@@ -507,23 +517,26 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                 report.timing.note = e.value("note", "");
                 if (!e.value("verified", false)) {
                     const json& v = e["verify"];
-                    timing_failure = v.value("status", "") == "memory" ? Verdict::MemoryError
-                                                                       : Verdict::Wrong;
-                    timing_reason = "timed call " + std::to_string(e.value("failed_sample", 0) + 1) +
+                    timing_failure =
+                        v.value("status", "") == "memory" ? Verdict::MemoryError : Verdict::Wrong;
+                    timing_reason = "timed call " +
+                                    std::to_string(e.value("failed_sample", 0) + 1) +
                                     " (fresh inputs, n = " + format_size(report.timing.n) +
                                     ") was wrong: " + v.value("reason", std::string("values")) +
                                     " — every timed call must compute the result";
                 } else if (e.value("outside_stream", false)) {
                     timing_failure = Verdict::Suspect;
-                    timing_reason = "work went on after the step's stream was done (another "
-                                    "stream?): all GPU work must go on the stream the step is "
-                                    "given; the time counts until the whole device was idle";
+                    timing_reason =
+                        "work went on after the step's stream was done (another "
+                        "stream?): all GPU work must go on the stream the step is "
+                        "given; the time counts until the whole device was idle";
                 }
             } else if (kind == "timing_start" || kind == "tick") {
                 phase = "timing";
             } else if (kind == "timing_error") {
                 timing_failure = Verdict::Crash;
-                timing_reason = "during timing: " + e.value("reason", "") + " — " + e.value("detail", "");
+                timing_reason =
+                    "during timing: " + e.value("reason", "") + " — " + e.value("detail", "");
                 done = true;
             } else if (kind == "unsupported") {  // cudalings emulator: a gpu-only spec
                 report.verdict = Verdict::Skipped;
@@ -553,8 +566,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             c.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
             if (child.memory_limit_hit) {
                 c.verdict = Verdict::MemoryError;
-                c.reason = "host memory limit (" + std::to_string(options_.host_memory_limit >> 30) +
-                           " GiB) exceeded";
+                c.reason = "host memory limit (" +
+                           std::to_string(options_.host_memory_limit >> 30) + " GiB) exceeded";
             } else if (child.timed_out)
                 c.reason = phase == "call" ? "host code did not return" : "kernel did not finish";
             else if (child.signal)
@@ -610,7 +623,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         report.timing.present = false;
         for (const auto& c : report.cases) {
             if (c.verdict == verdict) {
-                report.reason = c.name + ": " + (c.reason.empty() ? std::string(name(c.verdict)) : c.reason);
+                report.reason =
+                    c.name + ": " + (c.reason.empty() ? std::string(name(c.verdict)) : c.reason);
                 break;
             }
         }
@@ -660,7 +674,8 @@ Checker::BaselineTiming Checker::time_baseline(const BaselineInfo& baseline) {
             result.error = e.value("message", "");
         }
     }
-    if (!result.ok && result.error.empty()) result.error = describe_end(child, options_.case_idle_seconds);
+    if (!result.ok && result.error.empty())
+        result.error = describe_end(child, options_.case_idle_seconds);
     return result;
 }
 
@@ -672,8 +687,10 @@ void Checker::sanitize(const StepInfo& step, const std::string& object, StepRepo
     }
     for (const char* tool : kSanitizerTools) {
         say(std::string("compute-sanitizer --tool ") + tool);
-        std::vector<std::string> program{paths_.runner(), "check",   "--spec", step.spec, "--step",
-                                         object,          "--seed",  format_seed(report.seed),
+        std::vector<std::string> program{paths_.runner(), "check",
+                                         "--spec",        step.spec,
+                                         "--step",        object,
+                                         "--seed",        format_seed(report.seed),
                                          "--max-n",       std::to_string(options_.sanitize_max_n)};
         ChildOptions o;
         o.wall_seconds = options_.runner_seconds;
@@ -698,7 +715,8 @@ void Checker::sanitize(const StepInfo& step, const std::string& object, StepRepo
                                    : report.verdict,
                                Verdict::MemoryError);
         if (report.verdict != before || report.reason.empty())
-            report.reason = "sanitizer (" + f.tool + "): " + f.message + " at line " + std::to_string(f.line);
+            report.reason =
+                "sanitizer (" + f.tool + "): " + f.message + " at line " + std::to_string(f.line);
     } else if (report.sanitizer_note.empty()) {
         report.sanitizer_note = "memcheck, racecheck, initcheck and synccheck found nothing";
     }
@@ -740,7 +758,8 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     report.gpu = g.name;
     report.verdict = Verdict::InternalError;
     run(lesson, step, object, report);
-    if (options_.sanitize && report.verdict != Verdict::InternalError) sanitize(step, object, report);
+    if (options_.sanitize && report.verdict != Verdict::InternalError)
+        sanitize(step, object, report);
     return finish();
 }
 
@@ -761,7 +780,8 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     b.cxx = host_compiler();
     b.emulator_include = emulator_include_dir(paths_.tool_dir);
     b.cuda_include = cuda_include_dir();
-    b.include_dirs = {paths_.lesson_dir(lesson), paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
+    b.include_dirs = {paths_.lesson_dir(lesson),
+                      paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
     b.source = fs::absolute(report.file).string();
     std::string key = emulated_cache_key(b, headers_in(b.include_dirs));
     std::string dir = paths_.state_dir + "/build-emu";
@@ -784,11 +804,13 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
             o.output_cap = 16 * 1024;
             auto child = run_supervised(cmd, o);
             if (!child.exited_ok()) {
-                Diagnostic first = first_error(parse_compiler_output(child.err.head + child.out.head));
+                Diagnostic first =
+                    first_error(parse_compiler_output(child.err.head + child.out.head));
                 report.verdict = Verdict::InternalError;
-                report.reason = "nvcc accepted the file but the emulator cannot build it: " +
-                                (first.message.empty() ? child.err.head.substr(0, 300) : first.message) +
-                                (child.started ? "" : " (" + child.start_error + ")");
+                report.reason =
+                    "nvcc accepted the file but the emulator cannot build it: " +
+                    (first.message.empty() ? child.err.head.substr(0, 300) : first.message) +
+                    (child.started ? "" : " (" + child.start_error + ")");
                 std::error_code ec;
                 for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
                 return;

@@ -15,22 +15,22 @@ namespace cudalings {
 
 struct GpuInfo {
     bool present = false;
-    std::string name;     // "NVIDIA H200"
-    std::string arch;     // "sm_90"
+    std::string name;  // "NVIDIA H200"
+    std::string arch;  // "sm_90"
     std::string uuid;
     int sms = 0;
-    std::string error;    // why there is no GPU, when there is none
+    std::string error;  // why there is no GPU, when there is none
 };
 
 struct CheckOptions {
     std::uint64_t seed = 0;
     bool timing = true;
-    std::string nvcc;              // empty: the build's nvcc, else "nvcc" on PATH
-    double compile_seconds = 120;  // nvcc's wall-clock limit
-    double case_idle_seconds = 20; // a case (or a timing phase) silent this long is a TIMEOUT
-    double runner_seconds = 180;   // the whole correctness + timing child
+    std::string nvcc;               // empty: the build's nvcc, else "nvcc" on PATH
+    double compile_seconds = 120;   // nvcc's wall-clock limit
+    double case_idle_seconds = 20;  // a case (or a timing phase) silent this long is a TIMEOUT
+    double runner_seconds = 180;    // the whole correctness + timing child
     bool use_cache = true;
-    bool sanitize = false;         // also run compute-sanitizer on small cases
+    bool sanitize = false;  // also run compute-sanitizer on small cases
     std::size_t host_memory_limit = std::size_t{8} << 30;  // per runner child, via a cgroup
     std::uint64_t sanitize_max_n = 4096;
     // cudalings emulator (checker/core/emulate.h): correctness on the CPU, no timing
@@ -40,7 +40,7 @@ struct CheckOptions {
 };
 
 class Checker {
-public:
+  public:
     Checker(CoursePaths paths, Manifest manifest, CheckOptions options);
 
     const GpuInfo& gpu();  // probed once (and cached per machine state)
@@ -60,9 +60,11 @@ public:
 
     const Manifest& manifest() const { return manifest_; }
     const CoursePaths& paths() const { return paths_; }
-    void set_progress_callback(std::function<void(const std::string&)> cb) { progress_ = std::move(cb); }
+    void set_progress_callback(std::function<void(const std::string&)> cb) {
+        progress_ = std::move(cb);
+    }
 
-private:
+  private:
     bool compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
                  bool solution_file, StepReport& report, std::string& object);
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,

@@ -8,13 +8,13 @@
 namespace cudalings {
 
 std::vector<std::string> nvcc_command(const CompileRequest& r) {
-    std::vector<std::string> cmd{r.nvcc, "-std=c++17", "-O3",
-                                 // file:line in sanitizer reports and profiles
-                                 "-lineinfo",
-                                 // a shared object sharing the runner's CUDA runtime
-                                 "-shared", "-Xcompiler=-fPIC", "-cudart=shared",
-                                 std::string("-arch=") +
-                                     (r.arch.empty() ? std::string(kCompileOnlyArch) : r.arch)};
+    std::vector<std::string> cmd{
+        r.nvcc, "-std=c++17", "-O3",
+        // file:line in sanitizer reports and profiles
+        "-lineinfo",
+        // a shared object sharing the runner's CUDA runtime
+        "-shared", "-Xcompiler=-fPIC", "-cudart=shared",
+        std::string("-arch=") + (r.arch.empty() ? std::string(kCompileOnlyArch) : r.arch)};
     for (const auto& dir : r.include_dirs) cmd.push_back("-I" + dir);
     cmd.push_back("-o");
     cmd.push_back(r.output);
@@ -36,8 +36,10 @@ std::string compile_cache_key(const CompileRequest& r, std::string_view nvcc_ide
 
 std::vector<Diagnostic> parse_compiler_output(std::string_view output) {
     // nvcc's front end: path(12): error: text      host compiler: path:12:5: error: text
-    static const std::regex nvcc_style(R"(^(.+?)\((\d+)\): (error|warning|fatal error|catastrophic error)(?: #[\w-]+)?: (.*)$)");
-    static const std::regex gcc_style(R"(^(.+?):(\d+):(?:\d+:)? (error|warning|fatal error): (.*)$)");
+    static const std::regex nvcc_style(
+        R"(^(.+?)\((\d+)\): (error|warning|fatal error|catastrophic error)(?: #[\w-]+)?: (.*)$)");
+    static const std::regex gcc_style(
+        R"(^(.+?):(\d+):(?:\d+:)? (error|warning|fatal error): (.*)$)");
     std::vector<Diagnostic> found;
     std::istringstream lines{std::string(output)};
     std::string line;

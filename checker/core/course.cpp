@@ -2,11 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include "hash.h"
 
@@ -56,9 +56,9 @@ void Progress::mark_passed(const std::string& step, const std::string& content_h
 }
 
 void Progress::clear(const std::string& step) {
-    passed_.erase(std::remove_if(passed_.begin(), passed_.end(),
-                                 [&](auto& p) { return p.first == step; }),
-                  passed_.end());
+    passed_.erase(
+        std::remove_if(passed_.begin(), passed_.end(), [&](auto& p) { return p.first == step; }),
+        passed_.end());
 }
 
 bool Progress::save() const {

@@ -33,14 +33,14 @@ struct CoursePaths {
 
 // Progress: which steps passed, and with which file contents.
 class Progress {
-public:
+  public:
     explicit Progress(std::string file);
     bool passed(const std::string& step) const;
     void mark_passed(const std::string& step, const std::string& content_hash);
     void clear(const std::string& step);
     bool save() const;  // atomic (write + rename); false when the directory is not writable
 
-private:
+  private:
     std::string file_;
     std::vector<std::pair<std::string, std::string>> passed_;
 };

@@ -30,15 +30,24 @@ std::string emulation_blocker(const std::string& text) {
         return "it uses CUB/Thrust/libcu++ headers, which the emulator cannot build (they use "
                "inline PTX)";
     static const std::regex ptx(R"(\basm\s*(volatile\s*)?\(|\b__asm__\b)");
-    if (std::regex_search(code, ptx)) return "it uses inline PTX (asm), which the emulator cannot run";
+    if (std::regex_search(code, ptx))
+        return "it uses inline PTX (asm), which the emulator cannot run";
     return {};
 }
 
 std::vector<std::vector<std::string>> emulated_build_commands(const EmulatedBuild& b) {
-    std::vector<std::string> compile{b.cxx, "-std=c++17", "-O2", "-g", "-gdwarf-4", "-fPIC",
+    std::vector<std::string> compile{b.cxx,
+                                     "-std=c++17",
+                                     "-O2",
+                                     "-g",
+                                     "-gdwarf-4",
+                                     "-fPIC",
                                      "-w",  // nvcc already showed the warnings
-                                     "-include", b.emulator_include + "/cudalings_emu/cuda_emu.h",
-                                     "-I" + b.emulator_include, "-isystem", b.cuda_include};
+                                     "-include",
+                                     b.emulator_include + "/cudalings_emu/cuda_emu.h",
+                                     "-I" + b.emulator_include,
+                                     "-isystem",
+                                     b.cuda_include};
     if (b.instrument) {
         // ThreadSanitizer's instrumentation only: the emulator provides the hooks.
         compile.insert(compile.end(), {"-fsanitize=thread", "--param=tsan-distinguish-volatile=1",
@@ -74,7 +83,8 @@ std::string emulated_cache_key(const EmulatedBuild& b, const std::vector<std::st
 std::string emulator_include_dir(const std::string& tool_dir) {
     if (const char* env = std::getenv("CUDALINGS_EMU_INCLUDE")) return env;
     std::string built = CUDALINGS_EMU_INCLUDE_DIR;
-    if (!built.empty() && ::access((built + "/cudalings_emu/cuda_emu.h").c_str(), R_OK) == 0) return built;
+    if (!built.empty() && ::access((built + "/cudalings_emu/cuda_emu.h").c_str(), R_OK) == 0)
+        return built;
     return tool_dir + "/emulator/include";
 }
 

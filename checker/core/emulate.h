@@ -23,7 +23,7 @@ bool should_emulate(bool forced, bool gpu_present);
 std::string emulation_blocker(const std::string& source_text);
 
 struct EmulatedBuild {
-    std::string rewriter;                   // cudalings-emu-rewrite
+    std::string rewriter;  // cudalings-emu-rewrite
     std::string cxx = "g++";
     std::string emulator_include;           // holds cudalings_emu/cuda_emu.h
     std::string cuda_include;               // NVIDIA's headers (host-safe parts are used)

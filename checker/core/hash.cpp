@@ -45,10 +45,20 @@ std::uint64_t siphash24(const unsigned char key[16], std::string_view message) {
     std::uint64_t v0 = 0x736f6d6570736575ull ^ k0, v1 = 0x646f72616e646f6dull ^ k1;
     std::uint64_t v2 = 0x6c7967656e657261ull ^ k0, v3 = 0x7465646279746573ull ^ k1;
     auto round = [&] {
-        v0 += v1; v1 = rotl(v1, 13); v1 ^= v0; v0 = rotl(v0, 32);
-        v2 += v3; v3 = rotl(v3, 16); v3 ^= v2;
-        v0 += v3; v3 = rotl(v3, 21); v3 ^= v0;
-        v2 += v1; v1 = rotl(v1, 17); v1 ^= v2; v2 = rotl(v2, 32);
+        v0 += v1;
+        v1 = rotl(v1, 13);
+        v1 ^= v0;
+        v0 = rotl(v0, 32);
+        v2 += v3;
+        v3 = rotl(v3, 16);
+        v3 ^= v2;
+        v0 += v3;
+        v3 = rotl(v3, 21);
+        v3 ^= v0;
+        v2 += v1;
+        v1 = rotl(v1, 17);
+        v1 ^= v2;
+        v2 = rotl(v2, 32);
     };
     const auto* data = reinterpret_cast<const unsigned char*>(message.data());
     std::size_t len = message.size(), whole = len - len % 8;
@@ -60,7 +70,8 @@ std::uint64_t siphash24(const unsigned char key[16], std::string_view message) {
         v0 ^= m;
     }
     std::uint64_t b = static_cast<std::uint64_t>(len) << 56;
-    for (std::size_t i = 0; i < len % 8; ++i) b |= static_cast<std::uint64_t>(data[whole + i]) << (8 * i);
+    for (std::size_t i = 0; i < len % 8; ++i)
+        b |= static_cast<std::uint64_t>(data[whole + i]) << (8 * i);
     v3 ^= b;
     round();
     round();
@@ -77,7 +88,8 @@ std::string line_tag(const unsigned char key[16], std::uint64_t sequence, std::s
     std::string message = std::to_string(sequence) + "\n";
     message.append(line);
     char text[17];
-    std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(siphash24(key, message)));
+    std::snprintf(text, sizeof text, "%016llx",
+                  static_cast<unsigned long long>(siphash24(key, message)));
     return text;
 }
 
@@ -102,9 +114,12 @@ bool key_from_hex(std::string_view hex, unsigned char key[16]) {
         for (int j = 0; j < 2; ++j) {
             char c = hex[2 * i + j];
             v <<= 4;
-            if (c >= '0' && c <= '9') v |= static_cast<unsigned>(c - '0');
-            else if (c >= 'a' && c <= 'f') v |= static_cast<unsigned>(c - 'a' + 10);
-            else return false;
+            if (c >= '0' && c <= '9')
+                v |= static_cast<unsigned>(c - '0');
+            else if (c >= 'a' && c <= 'f')
+                v |= static_cast<unsigned>(c - 'a' + 10);
+            else
+                return false;
         }
         key[i] = static_cast<unsigned char>(v);
     }

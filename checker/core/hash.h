@@ -8,12 +8,12 @@
 namespace cudalings {
 
 class Hasher {
-public:
+  public:
     Hasher& add(std::string_view bytes);
     Hasher& add_file(const std::string& path);  // contents, or a marker when unreadable
     std::string hex() const;                    // 32 hex digits
 
-private:
+  private:
     std::uint64_t a_ = 0xcbf29ce484222325ull;
     std::uint64_t b_ = 0x84222325cbf29ce4ull;
 };

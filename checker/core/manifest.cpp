@@ -38,7 +38,8 @@ Manifest parse_manifest(std::string_view text) {
             step.spec = js.value("spec", lesson.spec);
             auto allow = js.value("allow", std::vector<std::string>{});
             for (const auto& lib : forbid)
-                if (std::find(allow.begin(), allow.end(), lib) == allow.end()) step.forbid.push_back(lib);
+                if (std::find(allow.begin(), allow.end(), lib) == allow.end())
+                    step.forbid.push_back(lib);
             if (step.spec.empty())
                 throw std::runtime_error("course.json: step " + lesson.id + "/" + step.id +
                                          " has no spec (give one to the lesson or the step)");
@@ -68,7 +69,9 @@ Manifest load_manifest(const std::string& path) {
 namespace {
 
 bool all_digits(std::string_view s) {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return std::isdigit(static_cast<unsigned char>(c));
+    });
 }
 
 // The leading number of "02_reduce" or "2", or -1.
@@ -116,7 +119,8 @@ std::optional<std::vector<StepRef>> resolve_steps(const Manifest& m, std::string
         step_part = std::string(view.substr(slash + 1));
         std::string_view before = view.substr(0, slash);
         auto slash2 = before.rfind('/');
-        lesson_part = std::string(slash2 == std::string_view::npos ? before : before.substr(slash2 + 1));
+        lesson_part =
+            std::string(slash2 == std::string_view::npos ? before : before.substr(slash2 + 1));
     } else if (auto dot = view.find('.'); dot != std::string_view::npos) {
         lesson_part = std::string(view.substr(0, dot));
         step_part = std::string(view.substr(dot + 1));
@@ -131,7 +135,8 @@ std::optional<std::vector<StepRef>> resolve_steps(const Manifest& m, std::string
     std::optional<std::size_t> lesson_index;
     for (std::size_t i = 0; i < m.lessons.size(); ++i)
         if (matches_id(m.lessons[i].id, lesson_part)) lesson_index = i;
-    if (!lesson_index) return fail("no lesson called \"" + lesson_part + "\" (see `cudalings list`)");
+    if (!lesson_index)
+        return fail("no lesson called \"" + lesson_part + "\" (see `cudalings list`)");
     const auto& lesson = m.lessons[*lesson_index];
     std::vector<StepRef> refs;
     if (step_part.empty()) {
@@ -139,8 +144,10 @@ std::optional<std::vector<StepRef>> resolve_steps(const Manifest& m, std::string
         return refs;
     }
     for (std::size_t s = 0; s < lesson.steps.size(); ++s)
-        if (matches_id(lesson.steps[s].id, step_part)) return std::vector<StepRef>{{*lesson_index, s}};
-    return fail("lesson " + lesson.id + " has no step \"" + step_part + "\" (see `cudalings list`)");
+        if (matches_id(lesson.steps[s].id, step_part))
+            return std::vector<StepRef>{{*lesson_index, s}};
+    return fail("lesson " + lesson.id + " has no step \"" + step_part +
+                "\" (see `cudalings list`)");
 }
 
 std::string step_name(const Manifest& m, const StepRef& ref) {

@@ -15,7 +15,8 @@ struct StepInfo {
     std::string hint;
     bool timed = true;  // false: correctness only
     std::string spec;   // the runner's spec for this step (defaults to the lesson's)
-    std::vector<std::string> forbid;  // libraries this step may not use (course default less "allow")
+    std::vector<std::string>
+        forbid;  // libraries this step may not use (course default less "allow")
 };
 
 // A library routine timed beside a lesson's steps (e.g. cub::DeviceReduce::Sum).
@@ -26,9 +27,9 @@ struct BaselineInfo {
 };
 
 struct LessonInfo {
-    std::string id;      // "01_vector_add"
-    std::string title;   // "Vector add"
-    std::string spec;    // the runner's spec for this lesson: "vector_add"
+    std::string id;     // "01_vector_add"
+    std::string title;  // "Vector add"
+    std::string spec;   // the runner's spec for this lesson: "vector_add"
     std::vector<StepInfo> steps;
     std::vector<BaselineInfo> baselines;
 };

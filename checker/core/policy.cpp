@@ -87,7 +87,8 @@ void for_each_identifier(std::string_view line, F&& f) {
 
 }  // namespace
 
-std::optional<PolicyViolation> screen_preprocessed(std::string_view text, const PolicyRules& rules) {
+std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
+                                                   const PolicyRules& rules) {
     std::istringstream lines{std::string(text)};
     std::string line, current;
     bool screen_current = false;
@@ -99,11 +100,12 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text, const 
             current = path;
             lineno = marker_line - 1;
             screen_current = false;
-            for (const auto& dir : rules.screened_dirs) screen_current = screen_current || under(path, dir);
+            for (const auto& dir : rules.screened_dirs)
+                screen_current = screen_current || under(path, dir);
             std::string lib = library_of(path);
             if (!lib.empty() && forbidden(rules.forbidden_libraries, lib))
-                return PolicyViolation{"no-" + lib, "this step may not use " + lib +
-                                                        ": the file includes " + path};
+                return PolicyViolation{
+                    "no-" + lib, "this step may not use " + lib + ": the file includes " + path};
             for (const auto& dir : rules.forbidden_dirs)
                 if (under(path, dir))
                     return PolicyViolation{"no-foreign-files",
@@ -118,12 +120,13 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text, const 
         for_each_identifier(line, [&](std::string_view id, bool scope) {
             if (found) return;
             std::string where = " (" + current + ":" + std::to_string(lineno) + ")";
-            if ((id == "cub" || id == "thrust") && scope && forbidden(rules.forbidden_libraries, std::string(id)))
+            if ((id == "cub" || id == "thrust") && scope &&
+                forbidden(rules.forbidden_libraries, std::string(id)))
                 found = PolicyViolation{"no-" + std::string(id),
                                         "this step may not use " + std::string(id) + where};
             else if (id.rfind("cublas", 0) == 0 && forbidden(rules.forbidden_libraries, "cublas"))
-                found = PolicyViolation{"no-cublas", "this step may not use cuBLAS (" +
-                                                         std::string(id) + ")" + where};
+                found = PolicyViolation{
+                    "no-cublas", "this step may not use cuBLAS (" + std::string(id) + ")" + where};
             else if (id == "dlopen" || id == "dlsym" || id == "dlmopen" || id == "dlvsym")
                 found = PolicyViolation{"no-dlopen", "a step may not load libraries itself (" +
                                                          std::string(id) + ")" + where};

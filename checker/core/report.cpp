@@ -2,8 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cinttypes>
 #include <algorithm>
+#include <cinttypes>
 #include <cstdio>
 #include <sstream>
 
@@ -14,10 +14,13 @@ namespace {
 
 const char* colour_of(Verdict v) {
     switch (v) {
-        case Verdict::Pass: return "\033[1;32m";
+        case Verdict::Pass:
+            return "\033[1;32m";
         case Verdict::Skipped:
-        case Verdict::Suspect: return "\033[1;33m";
-        default: return "\033[1;31m";
+        case Verdict::Suspect:
+            return "\033[1;33m";
+        default:
+            return "\033[1;31m";
     }
 }
 
@@ -36,11 +39,11 @@ std::string format_rate(double gbps) {
 }
 
 void render_case(std::ostringstream& s, const CaseReport& c, const RenderOptions& o) {
-    s << "  " << paint(o, colour_of(c.verdict), "x") << " " << c.name << ": "
-      << name(c.verdict);
+    s << "  " << paint(o, colour_of(c.verdict), "x") << " " << c.name << ": " << name(c.verdict);
     if (!c.reason.empty()) s << " (" << c.reason << ")";
-    if (c.wrong > 0) s << ", " << c.wrong << " of " << (c.checked ? c.checked : c.n) << " output"
-                        << ((c.checked ? c.checked : c.n) == 1 ? "" : "s") << " wrong";
+    if (c.wrong > 0)
+        s << ", " << c.wrong << " of " << (c.checked ? c.checked : c.n) << " output"
+          << ((c.checked ? c.checked : c.n) == 1 ? "" : "s") << " wrong";
     s << "\n";
     if (!c.detail.empty()) {
         // Multi-line details (the emulator's reports) stay indented under their case.
@@ -51,7 +54,9 @@ void render_case(std::ostringstream& s, const CaseReport& c, const RenderOptions
     }
     std::size_t shown = 0;
     for (const auto& m : c.first)
-        if (shown++ < 3 || o.verbose) s << "      index " << m.index << ": got " << m.got << ", expected " << m.expected << "\n";
+        if (shown++ < 3 || o.verbose)
+            s << "      index " << m.index << ": got " << m.got << ", expected " << m.expected
+              << "\n";
 }
 
 }  // namespace
@@ -90,15 +95,18 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         }
         if (std::getline(lines, line)) s << "    | ...\n";
     } else if (r.verdict == Verdict::Rejected) {
-        s << "  screen   " << paint(o, colour_of(r.verdict), "rejected") << ": the policy screen read the preprocessed file\n";
+        s << "  screen   " << paint(o, colour_of(r.verdict), "rejected")
+          << ": the policy screen read the preprocessed file\n";
     } else if (!r.diagnostics.empty() || r.compile_seconds > 0 || r.compile_cached) {
-        s << "  compile  ok " << (r.compile_cached ? "(cached)" : "(" + fixed(r.compile_seconds, 1) + " s)");
+        s << "  compile  ok "
+          << (r.compile_cached ? "(cached)" : "(" + fixed(r.compile_seconds, 1) + " s)");
         std::size_t warnings = r.diagnostics.size();
         if (warnings) s << ", " << warnings << " warning" << (warnings == 1 ? "" : "s");
         s << "\n";
         for (std::size_t i = 0; i < r.diagnostics.size() && i < 3; ++i) {
             const auto& d = r.diagnostics[i];
-            s << "    " << d.file << ":" << d.line << ": " << d.severity << ": " << d.message << "\n";
+            s << "    " << d.file << ":" << d.line << ": " << d.severity << ": " << d.message
+              << "\n";
         }
     }
     if (!r.gpu.empty()) s << "  gpu      " << r.gpu << "\n";
@@ -132,11 +140,12 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
     for (std::size_t i = 0; i < r.findings.size() && (i < 5 || o.verbose); ++i) {
         const auto& f = r.findings[i];
-        s << "  " << paint(o, colour_of(Verdict::MemoryError), "x") << " " << f.tool << ": " << f.file
-          << ":" << f.line << ": " << f.message << "\n";
+        s << "  " << paint(o, colour_of(Verdict::MemoryError), "x") << " " << f.tool << ": "
+          << f.file << ":" << f.line << ": " << f.message << "\n";
         if (!f.detail.empty()) s << "      " << f.detail << "\n";
     }
-    if (r.findings.size() > 5 && !o.verbose) s << "  (" << r.findings.size() - 5 << " more sanitizer findings: -v shows all)\n";
+    if (r.findings.size() > 5 && !o.verbose)
+        s << "  (" << r.findings.size() - 5 << " more sanitizer findings: -v shows all)\n";
     if (!r.sanitizer_note.empty()) s << "  sanitizer: " << r.sanitizer_note << "\n";
     const TimingReport& t = r.timing;
     if (t.present) {
@@ -158,14 +167,15 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         if (!t.note.empty()) s << "  note: " << t.note << "\n";
     }
     bool failed = r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped;
-    if (failed && r.verdict != Verdict::Rejected && !r.hint.empty()) s << "  hint: " << r.hint << "\n";
+    if (failed && r.verdict != Verdict::Rejected && !r.hint.empty())
+        s << "  hint: " << r.hint << "\n";
     s << paint(o, colour_of(r.verdict), std::string(name(r.verdict)));
     if (!r.reason.empty()) s << "  " << r.reason;
     s << "\n";
     if (failed && r.verdict != Verdict::CompileError && r.verdict != Verdict::InternalError &&
         !r.cases.empty())
-        s << "  reproduce: " << o.command << " check " << r.step << " --seed " << format_seed(r.seed)
-          << "\n";
+        s << "  reproduce: " << o.command << " check " << r.step << " --seed "
+          << format_seed(r.seed) << "\n";
     return s.str();
 }
 
@@ -175,14 +185,17 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
       << ", median of each)\n";
     std::size_t width = 4;
     for (const auto& r : st.rows) width = std::max(width, r.label.size());
-    auto pad = [&](const std::string& text) { return text + std::string(width - text.size() + 2, ' '); };
+    auto pad = [&](const std::string& text) {
+        return text + std::string(width - text.size() + 2, ' ');
+    };
     s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev\n";
     double first = 0, previous = 0;
     for (const auto& r : st.rows) {
         double gbps = r.median_us > 0 ? r.bytes / r.median_us / 1e3 : 0;
         char line[160];
         std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%", format_time_us(r.median_us).c_str(),
-                      format_rate(gbps).c_str(), st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0);
+                      format_rate(gbps).c_str(),
+                      st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0);
         s << "  " << pad(r.label) << line;
         // Speedups compare rates (bytes per second), so rows timed at different sizes compare.
         if (first > 0) {
@@ -230,8 +243,10 @@ nlohmann::json to_json(const StepReport& r) {
     j["seed"] = format_seed(r.seed);
     j["gpu"] = r.gpu;
     j["seconds"] = r.seconds;
-    j["profile_ms"] = {{"runner_startup", r.runner_startup_ms}, {"cases", r.cases_ms},
-                       {"timing", r.timing_ms}, {"runner", r.runner_ms}};
+    j["profile_ms"] = {{"runner_startup", r.runner_startup_ms},
+                       {"cases", r.cases_ms},
+                       {"timing", r.timing_ms},
+                       {"runner", r.runner_ms}};
     j["compile"] = {{"cached", r.compile_cached},
                     {"seconds", r.compile_seconds},
                     {"output", r.compiler_output}};
@@ -241,9 +256,14 @@ nlohmann::json to_json(const StepReport& r) {
             {{"file", d.file}, {"line", d.line}, {"severity", d.severity}, {"message", d.message}});
     j["cases"] = json::array();
     for (const auto& c : r.cases) {
-        json jc{{"index", c.index},     {"name", c.name},     {"n", c.n},
-                {"verdict", std::string(name(c.verdict))},   {"reason", c.reason},
-                {"detail", c.detail},   {"wrong", c.wrong},   {"unwritten", c.unwritten},
+        json jc{{"index", c.index},
+                {"name", c.name},
+                {"n", c.n},
+                {"verdict", std::string(name(c.verdict))},
+                {"reason", c.reason},
+                {"detail", c.detail},
+                {"wrong", c.wrong},
+                {"unwritten", c.unwritten},
                 {"tolerance", c.tolerance}};
         jc["first"] = json::array();
         for (const auto& m : c.first)
@@ -253,18 +273,26 @@ nlohmann::json to_json(const StepReport& r) {
     j["pattern"] = r.pattern;
     j["sanitizer"] = {{"note", r.sanitizer_note}, {"findings", json::array()}};
     for (const auto& f : r.findings)
-        j["sanitizer"]["findings"].push_back({{"tool", f.tool}, {"message", f.message}, {"file", f.file},
-                                              {"line", f.line}, {"detail", f.detail}});
+        j["sanitizer"]["findings"].push_back({{"tool", f.tool},
+                                              {"message", f.message},
+                                              {"file", f.file},
+                                              {"line", f.line},
+                                              {"detail", f.detail}});
     j["hint"] = r.hint;
     if (r.timing.present) {
         const auto& t = r.timing;
         auto side = [&](const TimingSide& s) {
-            return json{{"median_us", s.median_us}, {"p25_us", s.p25_us}, {"p75_us", s.p75_us},
-                        {"min_us", s.min_us},       {"samples", s.samples}, {"stop", s.stop},
+            return json{{"median_us", s.median_us}, {"p25_us", s.p25_us},
+                        {"p75_us", s.p75_us},       {"min_us", s.min_us},
+                        {"samples", s.samples},     {"stop", s.stop},
                         {"gbps", t.gbps(s)},        {"percent_of_copy", t.percent_of_copy(s)}};
         };
-        j["timing"] = {{"n", t.n}, {"bytes", t.bytes}, {"copy_gbps", t.copy_gbps},
-                       {"floor_us", t.floor_us()}, {"learner", side(t.learner)}, {"note", t.note}};
+        j["timing"] = {{"n", t.n},
+                       {"bytes", t.bytes},
+                       {"copy_gbps", t.copy_gbps},
+                       {"floor_us", t.floor_us()},
+                       {"learner", side(t.learner)},
+                       {"note", t.note}};
         if (t.reference.present) {
             j["timing"]["reference"] = side(t.reference);
             j["timing"]["speed_vs_reference"] = t.speed_vs_reference();

@@ -21,7 +21,7 @@ struct Mismatch {
 
 struct CaseReport {
     int index = 0;
-    std::string name;    // "n=33, uniform in [-1, 1)"
+    std::string name;  // "n=33, uniform in [-1, 1)"
     std::uint64_t n = 0;
     Verdict verdict = Verdict::Skipped;
     std::string reason;  // sub-reason: "values", "unwritten", "input modified", the CUDA error
@@ -47,38 +47,43 @@ struct TimingSide {
 struct TimingReport {
     bool present = false;
     std::uint64_t n = 0;
-    double bytes = 0;          // minimal bytes moved per call (reads + writes)
-    double copy_gbps = 0;      // this GPU's measured device-to-device copy rate (r + w)
+    double bytes = 0;      // minimal bytes moved per call (reads + writes)
+    double copy_gbps = 0;  // this GPU's measured device-to-device copy rate (r + w)
     TimingSide learner, reference;
-    std::string note;          // e.g. work found outside the given stream
-    double gbps(const TimingSide& s) const { return s.median_us > 0 ? bytes / s.median_us / 1e3 : 0; }
-    double percent_of_copy(const TimingSide& s) const { return copy_gbps > 0 ? 100 * gbps(s) / copy_gbps : 0; }
+    std::string note;  // e.g. work found outside the given stream
+    double gbps(const TimingSide& s) const {
+        return s.median_us > 0 ? bytes / s.median_us / 1e3 : 0;
+    }
+    double percent_of_copy(const TimingSide& s) const {
+        return copy_gbps > 0 ? 100 * gbps(s) / copy_gbps : 0;
+    }
     double floor_us() const { return copy_gbps > 0 ? bytes / copy_gbps / 1e3 : 0; }
     // learner's speed relative to the reference: 1.10 means 10% faster than the reference
     double speed_vs_reference() const {
-        return learner.median_us > 0 && reference.present ? reference.median_us / learner.median_us : 0;
+        return learner.median_us > 0 && reference.present ? reference.median_us / learner.median_us
+                                                          : 0;
     }
 };
 
 struct StepReport {
-    std::string step;   // "01_vector_add/01_one_thread_per_element"
+    std::string step;  // "01_vector_add/01_one_thread_per_element"
     std::string title;
-    std::string file;   // the file that was checked
+    std::string file;  // the file that was checked
     Verdict verdict = Verdict::InternalError;
-    std::string reason;      // the step's sub-reason, or what went wrong, in one line
+    std::string reason;  // the step's sub-reason, or what went wrong, in one line
     std::uint64_t seed = 0;
-    std::string gpu;         // "NVIDIA H200" or empty
+    std::string gpu;  // "NVIDIA H200" or empty
     bool compile_cached = false;
     double compile_seconds = 0;
     std::vector<Diagnostic> diagnostics;
     std::string compiler_output;  // capped
     std::vector<CaseReport> cases;
-    std::string pattern;     // the size class that fails, when there is one
+    std::string pattern;  // the size class that fails, when there is one
     TimingReport timing;
     std::vector<SanitizerFinding> findings;  // from --sanitize
     std::string sanitizer_note;              // e.g. "compute-sanitizer not found"
     std::string hint;
-    double seconds = 0;      // wall time of the whole check
+    double seconds = 0;  // wall time of the whole check
     // Where the time went (milliseconds): the runner's start-up (CUDA, loading the step), its
     // cases, its timing phase, and the runner process as a whole.
     double runner_startup_ms = 0, cases_ms = 0, timing_ms = 0, runner_ms = 0;
@@ -86,7 +91,7 @@ struct StepReport {
 
 struct RenderOptions {
     bool color = false;
-    bool verbose = false;   // every case, not only failures
+    bool verbose = false;  // every case, not only failures
     std::string command = "cudalings";
 };
 
@@ -95,7 +100,7 @@ std::string render_text(const StepReport& r, const RenderOptions& options);
 // The staircase: every timed step of a lesson that passed, in order, then the library
 // baselines measured in the same run — the table that shows what each idea buys.
 struct StaircaseRow {
-    std::string label;   // "01_interleaved" or "cub::DeviceReduce::Sum"
+    std::string label;  // "01_interleaved" or "cub::DeviceReduce::Sum"
     std::string title;
     double median_us = 0;
     double bytes = 0;

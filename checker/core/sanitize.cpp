@@ -13,8 +13,8 @@ namespace cudalings {
 
 std::vector<std::string> sanitizer_command(const std::string& sanitizer, const std::string& tool,
                                            const std::vector<std::string>& program) {
-    std::vector<std::string> cmd{sanitizer, "--tool", tool, "--print-limit", "20",
-                                 "--error-exitcode", "86"};
+    std::vector<std::string> cmd{sanitizer, "--tool",           tool, "--print-limit",
+                                 "20",      "--error-exitcode", "86"};
     if (tool == "memcheck") {
         // Padding between allocations: a write one element past the end lands in the padding
         // and is reported, instead of silently hitting a neighbouring allocation.
@@ -45,7 +45,8 @@ std::string trim(std::string s) {
 
 }  // namespace
 
-std::vector<SanitizerFinding> parse_sanitizer_output(std::string_view output, const std::string& tool,
+std::vector<SanitizerFinding> parse_sanitizer_output(std::string_view output,
+                                                     const std::string& tool,
                                                      const std::string& learner_file) {
     static const std::regex location(R"( in (\S+):(\d+))");
     std::vector<SanitizerFinding> findings;
@@ -69,7 +70,8 @@ std::vector<SanitizerFinding> parse_sanitizer_output(std::string_view output, co
         }
     }
     for (const auto& b : blocks) {
-        if (b.header.rfind("ERROR SUMMARY", 0) == 0 || b.header.rfind("COMPUTE-SANITIZER", 0) == 0 ||
+        if (b.header.rfind("ERROR SUMMARY", 0) == 0 ||
+            b.header.rfind("COMPUTE-SANITIZER", 0) == 0 ||
             b.header.rfind("Saved host backtrace", 0) == 0)
             continue;
         SanitizerFinding f;

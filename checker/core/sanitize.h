@@ -14,17 +14,19 @@ struct SanitizerFinding {
     std::string message;  // "Invalid __global__ write of size 4 bytes"
     std::string file;     // the learner's file
     int line = 0;
-    std::string detail;   // the next lines of the report (address, thread, the other access)
+    std::string detail;  // the next lines of the report (address, thread, the other access)
 };
 
-inline constexpr const char* kSanitizerTools[] = {"memcheck", "racecheck", "initcheck", "synccheck"};
+inline constexpr const char* kSanitizerTools[] = {"memcheck", "racecheck", "initcheck",
+                                                  "synccheck"};
 
 // compute-sanitizer's argv for one tool, wrapping `program`.
 std::vector<std::string> sanitizer_command(const std::string& sanitizer, const std::string& tool,
                                            const std::vector<std::string>& program);
 
 // Findings in compute-sanitizer's output whose location is in `learner_file`.
-std::vector<SanitizerFinding> parse_sanitizer_output(std::string_view output, const std::string& tool,
+std::vector<SanitizerFinding> parse_sanitizer_output(std::string_view output,
+                                                     const std::string& tool,
                                                      const std::string& learner_file);
 
 // compute-sanitizer next to nvcc, in the CUDA installation, or on PATH; empty when absent.

@@ -41,10 +41,14 @@ StopReason should_stop(const StopRule& rule, const std::vector<double>& samples,
 
 const char* describe(StopReason reason) {
     switch (reason) {
-        case StopReason::Continue: return "running";
-        case StopReason::Converged: return "spread below target";
-        case StopReason::SampleCap: return "sample cap";
-        case StopReason::TimeCap: return "time cap";
+        case StopReason::Continue:
+            return "running";
+        case StopReason::Converged:
+            return "spread below target";
+        case StopReason::SampleCap:
+            return "sample cap";
+        case StopReason::TimeCap:
+            return "time cap";
     }
     return "?";
 }

@@ -7,11 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <sys/stat.h>
 
 extern char** environ;
 
@@ -58,7 +58,7 @@ bool drain(int fd, CapturedStream& into, std::size_t cap) {
 // A memory cgroup for one child: created before the fork, joined by the child before exec,
 // removed afterwards. Supports the unified hierarchy (v2) and the v1 memory controller.
 class MemoryCgroup {
-public:
+  public:
     MemoryCgroup() = default;
     MemoryCgroup(const MemoryCgroup&) = delete;
     MemoryCgroup& operator=(const MemoryCgroup&) = delete;
@@ -75,7 +75,8 @@ public:
             auto memory = line.find(":memory:");
             if (memory != std::string::npos) own_v1 = line.substr(memory + 8);
         }
-        std::string name = "/cudalings-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+        std::string name =
+            "/cudalings-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
         std::string limit_text = std::to_string(limit);
         limit_ = limit;
         if (::access("/sys/fs/cgroup/cgroup.controllers", F_OK) == 0) {
@@ -84,7 +85,8 @@ public:
             if (::mkdir(dir_.c_str(), 0755) == 0 && write_to("memory.max", limit_text) &&
                 write_to("memory.swap.max", "0"))
                 return true;
-            if (::access((dir_ + "/memory.max").c_str(), F_OK) == 0 && write_to("memory.max", limit_text))
+            if (::access((dir_ + "/memory.max").c_str(), F_OK) == 0 &&
+                write_to("memory.max", limit_text))
                 return true;  // no swap control: still limited
         } else if (!own_v1.empty()) {
             if (own_v1 == "/") own_v1.clear();
@@ -124,7 +126,7 @@ public:
     }
     bool active() const { return !dir_.empty(); }
 
-private:
+  private:
     bool write_to(const char* file, const std::string& value) const {
         std::ofstream out(dir_ + "/" + file);
         out << value;
@@ -179,7 +181,8 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     }
     Pipe out, err, channel, exec_report, secret;
     if (!out.open() || !err.open() || !exec_report.open() ||
-        (options.result_channel && !channel.open()) || (!options.secret.empty() && !secret.open())) {
+        (options.result_channel && !channel.open()) ||
+        (!options.secret.empty() && !secret.open())) {
         result.start_error = std::string("pipe: ") + strerror(errno);
         return result;
     }
@@ -191,7 +194,8 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         result.start_error = std::string("fork: ") + strerror(errno);
         return result;
     }
-    if (pid == 0) exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup);
+    if (pid == 0)
+        exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup);
 
     setpgid(pid, pid);  // also done in the child: whichever runs first wins the race
     out.close_write();

@@ -12,19 +12,19 @@
 namespace cudalings {
 
 struct ChildOptions {
-    double wall_seconds = 30.0;            // whole process group killed past this
-    std::size_t output_cap = 64 * 1024;    // bytes kept of stdout and of stderr each
-    bool result_channel = false;           // open a pipe on fd 3 in the child
-    std::size_t channel_cap = 16 << 20;    // bytes kept of the channel
-    double channel_idle_seconds = 0;       // > 0: time out when the channel is silent this long
-    std::string secret;                    // non-empty: readable once from fd 4 in the child
+    double wall_seconds = 30.0;          // whole process group killed past this
+    std::size_t output_cap = 64 * 1024;  // bytes kept of stdout and of stderr each
+    bool result_channel = false;         // open a pipe on fd 3 in the child
+    std::size_t channel_cap = 16 << 20;  // bytes kept of the channel
+    double channel_idle_seconds = 0;     // > 0: time out when the channel is silent this long
+    std::string secret;                  // non-empty: readable once from fd 4 in the child
     // > 0: the child's host memory is limited with a cgroup (v2 or v1 memory controller) where
     // this process may create one; never with `ulimit -v`, which breaks CUDA's initialisation.
     std::size_t memory_limit = 0;
     // When set and it becomes true, the child's group is killed (e.g. a build that is no
     // longer needed); the result then says timed_out = false, cancelled = true.
     const std::atomic<bool>* cancel = nullptr;
-    std::string working_dir;               // empty: inherit
+    std::string working_dir;                 // empty: inherit
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };
 
@@ -39,10 +39,10 @@ struct ChildResult {
     bool timed_out = false;
     bool idle_timeout = false;  // timed out because the result channel fell silent
     bool cancelled = false;
-    bool memory_limited = false;   // the child ran under a memory cgroup
-    bool memory_limit_hit = false; // ... and the kernel killed it for exceeding the limit
-    int exit_code = -1;       // when it exited normally
-    int signal = 0;           // when a signal ended it
+    bool memory_limited = false;    // the child ran under a memory cgroup
+    bool memory_limit_hit = false;  // ... and the kernel killed it for exceeding the limit
+    int exit_code = -1;             // when it exited normally
+    int signal = 0;                 // when a signal ended it
     CapturedStream out, err, channel;
     double wall_seconds = 0;
 

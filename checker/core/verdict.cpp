@@ -23,16 +23,26 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 10> kNames{{
 
 int severity(Verdict v) {
     switch (v) {
-        case Verdict::Skipped: return 0;
-        case Verdict::Pass: return 1;
-        case Verdict::Suspect: return 2;
-        case Verdict::Wrong: return 3;
-        case Verdict::MemoryError: return 4;
-        case Verdict::Crash: return 5;
-        case Verdict::Timeout: return 6;
-        case Verdict::Rejected: return 7;
-        case Verdict::CompileError: return 8;
-        case Verdict::InternalError: return 9;
+        case Verdict::Skipped:
+            return 0;
+        case Verdict::Pass:
+            return 1;
+        case Verdict::Suspect:
+            return 2;
+        case Verdict::Wrong:
+            return 3;
+        case Verdict::MemoryError:
+            return 4;
+        case Verdict::Crash:
+            return 5;
+        case Verdict::Timeout:
+            return 6;
+        case Verdict::Rejected:
+            return 7;
+        case Verdict::CompileError:
+            return 8;
+        case Verdict::InternalError:
+            return 9;
     }
     return 9;
 }

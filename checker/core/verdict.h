@@ -8,15 +8,15 @@ namespace cudalings {
 
 enum class Verdict {
     Pass,
-    Suspect,       // correct, but faster than the memory system allows: not a record
-    Wrong,         // values, unwritten output, modified input
-    MemoryError,   // guard zone hit or sanitizer finding
-    Crash,         // CUDA error, signal, or unexpected exit
-    Timeout,       // wall-clock limit hit
-    Rejected,      // policy screen
-    CompileError,  // nvcc refused the file
-    InternalError, // the checker's own fault, never the learner's
-    Skipped,       // not run (for example: no GPU)
+    Suspect,        // correct, but faster than the memory system allows: not a record
+    Wrong,          // values, unwritten output, modified input
+    MemoryError,    // guard zone hit or sanitizer finding
+    Crash,          // CUDA error, signal, or unexpected exit
+    Timeout,        // wall-clock limit hit
+    Rejected,       // policy screen
+    CompileError,   // nvcc refused the file
+    InternalError,  // the checker's own fault, never the learner's
+    Skipped,        // not run (for example: no GPU)
 };
 
 // Higher is more severe; the step's verdict is the most severe of its cases.

@@ -52,7 +52,7 @@ cudaError_t sync_device_status();  // no throw: the learner's errors surface her
 cudaError_t take_last_error();     // cudaGetLastError
 
 class Event {
-public:
+  public:
     Event();
     ~Event();
     Event(const Event&) = delete;
@@ -62,14 +62,14 @@ public:
     float ms_since(const Event& start) const;  // elapsed from start to this
     cudaEvent_t raw() const { return e_; }
 
-private:
+  private:
     cudaEvent_t e_{};
 };
 
 // RAII device array (no guard zones: see harness.h for those).
 template <typename T>
 class Array {
-public:
+  public:
     explicit Array(std::size_t n) : n_(n), p_(static_cast<T*>(allocate(n * sizeof(T) + 16))) {}
     ~Array() { release(p_); }
     Array(const Array&) = delete;
@@ -77,7 +77,7 @@ public:
     T* get() const { return p_; }
     std::size_t size() const { return n_; }
 
-private:
+  private:
     std::size_t n_;
     T* p_;
 };

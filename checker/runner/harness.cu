@@ -111,8 +111,8 @@ struct MismatchTally {
     }
 };
 
-__global__ void compare_kernel(const float* got, const float* expected, std::uint64_t n,
-                               bool exact, double rel, double abs_tol, CompareCounts* out) {
+__global__ void compare_kernel(const float* got, const float* expected, std::uint64_t n, bool exact,
+                               double rel, double abs_tol, CompareCounts* out) {
     MismatchTally tally;
     for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < n;
          i += std::uint64_t{gridDim.x} * blockDim.x) {
@@ -143,16 +143,26 @@ bool mismatch_host(float g, float e, const Tolerance& t) {
 
 const char* describe(Dist d) {
     switch (d) {
-        case Dist::Uniform: return "uniform in [-1, 1)";
-        case Dist::Wide: return "signed, magnitudes 2^-20..2^21";
-        case Dist::Large: return "signed, magnitudes 2^60..2^101";
-        case Dist::SmallIntegers: return "integers in [-100, 100]";
-        case Dist::AllEqual: return "all elements equal";
-        case Dist::Alternating: return "alternating signs";
-        case Dist::Positive: return "uniform in [0, 1)";
-        case Dist::OffsetScale: return "random offset and scale, ±2^k·(o + v), one sign";
-        case Dist::AlternatingPairs: return "alternating signs, pairs that nearly cancel";
-        case Dist::HugeOneSign: return "one sign, magnitudes 2^88..2^91";
+        case Dist::Uniform:
+            return "uniform in [-1, 1)";
+        case Dist::Wide:
+            return "signed, magnitudes 2^-20..2^21";
+        case Dist::Large:
+            return "signed, magnitudes 2^60..2^101";
+        case Dist::SmallIntegers:
+            return "integers in [-100, 100]";
+        case Dist::AllEqual:
+            return "all elements equal";
+        case Dist::Alternating:
+            return "alternating signs";
+        case Dist::Positive:
+            return "uniform in [0, 1)";
+        case Dist::OffsetScale:
+            return "random offset and scale, ±2^k·(o + v), one sign";
+        case Dist::AlternatingPairs:
+            return "alternating signs, pairs that nearly cancel";
+        case Dist::HugeOneSign:
+            return "one sign, magnitudes 2^88..2^91";
     }
     return "?";
 }
@@ -162,16 +172,22 @@ __host__ __device__ float sample(Dist d, std::uint64_t base, std::uint64_t index
     float u = static_cast<float>(h >> 40) * (1.0f / 16777216.0f);  // [0, 1), 24 bits
     float sign = (h & 1) ? -1.0f : 1.0f;
     switch (d) {
-        case Dist::Uniform: return 2.0f * u - 1.0f;
-        case Dist::Wide: return sign * ldexpf(1.0f + u, static_cast<int>((h >> 8) % 41) - 20);
-        case Dist::Large: return sign * ldexpf(1.0f + u, 60 + static_cast<int>((h >> 8) % 41));
-        case Dist::SmallIntegers: return static_cast<float>(static_cast<int>((h >> 8) % 201) - 100);
+        case Dist::Uniform:
+            return 2.0f * u - 1.0f;
+        case Dist::Wide:
+            return sign * ldexpf(1.0f + u, static_cast<int>((h >> 8) % 41) - 20);
+        case Dist::Large:
+            return sign * ldexpf(1.0f + u, 60 + static_cast<int>((h >> 8) % 41));
+        case Dist::SmallIntegers:
+            return static_cast<float>(static_cast<int>((h >> 8) % 201) - 100);
         case Dist::AllEqual: {
             std::uint64_t c = splitmix64(base);
             return 0.5f + static_cast<float>(c >> 40) * (1.0f / 16777216.0f);
         }
-        case Dist::Alternating: return ((index & 1) ? -1.0f : 1.0f) * (0.5f + u);
-        case Dist::Positive: return u;
+        case Dist::Alternating:
+            return ((index & 1) ? -1.0f : 1.0f) * (0.5f + u);
+        case Dist::Positive:
+            return u;
         case Dist::OffsetScale: {
             std::uint64_t c = splitmix64(base ^ 0x0ff5e75ca1eull);  // per array
             float scale = ldexpf((c & 1) ? -1.0f : 1.0f, static_cast<int>((c >> 8) % 33) - 16);
@@ -183,7 +199,8 @@ __host__ __device__ float sample(Dist d, std::uint64_t base, std::uint64_t index
             float scale = ldexpf((c & 1) ? -1.0f : 1.0f, static_cast<int>((c >> 8) % 25) - 12);
             // m is shared by elements 2j and 2j+1, so each pair sums to e + e' (> 1/4, up to
             // the rounding of m + e and e' - m, 2^-23 at most): the total never cancels out.
-            std::uint64_t p = splitmix64((base ^ 0x9a1f5ull) + (index >> 1) * 0xd1342543de82ef95ull);
+            std::uint64_t p =
+                splitmix64((base ^ 0x9a1f5ull) + (index >> 1) * 0xd1342543de82ef95ull);
             float m = 1.0f + static_cast<float>(p >> 40) * (1.0f / 16777216.0f);
             float e = 0.125f * (1.0f + u);
             return scale * ((index & 1) ? e - m : m + e);
@@ -283,7 +300,8 @@ GuardReport Output<T>::check_guards(cudaStream_t s) const {
         const unsigned char* start;
         std::uint64_t bytes;
         bool before;
-    } zones[] = {{base_, kFrontGuard, true}, {base_ + kFrontGuard + n_ * sizeof(T), kBackGuard, false}};
+    } zones[] = {{base_, kFrontGuard, true},
+                 {base_ + kFrontGuard + n_ * sizeof(T), kBackGuard, false}};
     for (const auto& z : zones) {
         unsigned long long init[3] = {0, ~0ull, 0};
         DEV_CHECK(cudaMemcpyAsync(result.get(), init, sizeof init, cudaMemcpyHostToDevice, s));
@@ -325,7 +343,8 @@ Comparison compare(const float* got, const float* expected, std::uint64_t n, con
     dev::Array<CompareCounts> counts(1);
     CompareCounts init{0, 0, ~0ull, 0};
     DEV_CHECK(cudaMemcpyAsync(counts.get(), &init, sizeof init, cudaMemcpyHostToDevice, s));
-    compare_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, n, t.exact, t.rel, t.abs, counts.get());
+    compare_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, n, t.exact, t.rel, t.abs,
+                                               counts.get());
     DEV_CHECK(cudaGetLastError());
     dev::sync_stream(s);
     CompareCounts out;

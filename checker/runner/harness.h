@@ -66,7 +66,7 @@ inline constexpr std::size_t kBackGuard = 64 * 1024;
 
 // A float input whose values are sample(dist, base, i).
 class Input {
-public:
+  public:
     Input(std::uint64_t n, Dist d, std::uint64_t seed, std::uint64_t stream, cudaStream_t s);
     const float* get() const { return data_.get(); }
     std::uint64_t size() const { return n_; }
@@ -75,7 +75,7 @@ public:
     // New values from another seed (for fresh inputs before every timed call).
     void regenerate(std::uint64_t seed, std::uint64_t stream, cudaStream_t s);
 
-private:
+  private:
     std::uint64_t n_;
     Dist dist_;
     std::uint64_t base_;
@@ -84,9 +84,9 @@ private:
 
 struct GuardReport {
     bool hit = false;
-    std::string side;             // "before" or "after"
-    std::uint64_t bytes = 0;      // guard bytes changed
-    std::uint64_t nearest = 0;    // distance in bytes from the data to the nearest change
+    std::string side;           // "before" or "after"
+    std::uint64_t bytes = 0;    // guard bytes changed
+    std::uint64_t nearest = 0;  // distance in bytes from the data to the nearest change
     std::uint64_t farthest = 0;
 };
 
@@ -95,7 +95,7 @@ template <typename T>
 class Output {
     static_assert(sizeof(T) == 4, "outputs are 4-byte elements");
 
-public:
+  public:
     explicit Output(std::uint64_t n);
     ~Output();
     Output(const Output&) = delete;
@@ -105,7 +105,7 @@ public:
     void poison(cudaStream_t s);  // every element := kPoisonBits, guards := kGuardByte
     GuardReport check_guards(cudaStream_t s) const;
 
-private:
+  private:
     std::uint64_t n_;
     unsigned char* base_;
 };
@@ -147,8 +147,8 @@ struct CaseOutcome {
 };
 
 // The usual order of checks after a call: guards, then inputs, then values.
-CaseOutcome judge(const GuardReport& guards, std::uint64_t inputs_changed,
-                  const Comparison& cmp, const Tolerance& t);
+CaseOutcome judge(const GuardReport& guards, std::uint64_t inputs_changed, const Comparison& cmp,
+                  const Tolerance& t);
 
 // ---------------------------------------------------------------- calling the learner
 // A CUDA error raised by the learner's call (returned, or found at the device sync after it).
@@ -158,14 +158,15 @@ struct LearnerError {
 };
 
 class Ctx {
-public:
-    Ctx(cudaStream_t s, std::function<void(const char*)> emit) : stream(s), emit_(std::move(emit)) {}
+  public:
+    Ctx(cudaStream_t s, std::function<void(const char*)> emit)
+        : stream(s), emit_(std::move(emit)) {}
     cudaStream_t stream;
     // Runs the learner's host function, then synchronizes the whole device. Throws
     // LearnerError on any CUDA error.
     void call(const std::function<cudaError_t()>& f);
 
-private:
+  private:
     std::function<void(const char*)> emit_;
 };
 

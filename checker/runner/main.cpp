@@ -54,7 +54,8 @@ void read_channel_key() {
 // where a check's time went (start-up, cases, timing).
 double elapsed_ms() {
     static const auto start = std::chrono::steady_clock::now();
-    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
 }
 
 void emit(json j) {
@@ -89,13 +90,16 @@ std::string explain(cudaError_t e) {
                    "grid of 0 blocks, or too much shared memory";
         case cudaErrorInvalidValue:
             return "a CUDA call got an invalid argument (a launch with 0 blocks or threads?)";
-        case cudaErrorAssert: return "a device-side assert() failed";
+        case cudaErrorAssert:
+            return "a device-side assert() failed";
         case cudaErrorLaunchFailure:
-        case cudaErrorIllegalInstruction: return "the kernel stopped with an exception (a __trap()?)";
+        case cudaErrorIllegalInstruction:
+            return "the kernel stopped with an exception (a __trap()?)";
         case cudaErrorInvalidDeviceFunction:
         case cudaErrorNoKernelImageForDevice:
             return "no code for this GPU in the built file";
-        default: return dev::error_text(e);
+        default:
+            return dev::error_text(e);
     }
 }
 
@@ -110,10 +114,9 @@ bool context_usable() {
 }
 
 json outcome_json(const harness::CaseOutcome& o) {
-    json j{{"status", o.status},          {"reason", o.reason}, {"checked", o.cmp.checked},
-           {"detail", o.detail},          {"wrong", o.cmp.wrong},
-           {"unwritten", o.cmp.unwritten}, {"first_wrong", o.cmp.first},
-           {"last_wrong", o.cmp.last},    {"tolerance", o.tolerance}};
+    json j{{"status", o.status},         {"reason", o.reason},       {"checked", o.cmp.checked},
+           {"detail", o.detail},         {"wrong", o.cmp.wrong},     {"unwritten", o.cmp.unwritten},
+           {"first_wrong", o.cmp.first}, {"last_wrong", o.cmp.last}, {"tolerance", o.tolerance}};
     j["first"] = json::array();
     for (const auto& m : o.cmp.samples)
         j["first"].push_back({{"index", m.index}, {"got", m.got}, {"expected", m.expected}});
@@ -159,8 +162,12 @@ int copy_bandwidth() {
     cudaStream_t s = dev::create_stream();
     double median_us = 0;
     double gbps = runner::measure_copy_bandwidth(s, p.l2_bytes, &median_us);
-    emit({{"event", "copy_bandwidth"}, {"gbps", gbps}, {"median_us", median_us},
-          {"bytes", 2.0 * double(std::size_t{1} << 30)}, {"uuid", p.uuid}, {"name", p.name}});
+    emit({{"event", "copy_bandwidth"},
+          {"gbps", gbps},
+          {"median_us", median_us},
+          {"bytes", 2.0 * double(std::size_t{1} << 30)},
+          {"uuid", p.uuid},
+          {"name", p.name}});
     dev::destroy_stream(s);
     return 0;
 }
@@ -189,7 +196,8 @@ int check(const CheckArgs& args) {
     runner::Spec* spec = runner::find_spec(args.spec);
     if (!spec) {
 #ifdef CUDALINGS_EMULATOR  // a gpu-only spec: the checker reports the step SKIPPED
-        emit({{"event", "unsupported"}, {"message", cudalings_emu_runner::unsupported_message(args.spec)}});
+        emit({{"event", "unsupported"},
+              {"message", cudalings_emu_runner::unsupported_message(args.spec)}});
 #endif
         emit({{"event", "internal_error"}, {"message", "the runner has no spec " + args.spec}});
         return 1;
@@ -271,10 +279,14 @@ int check(const CheckArgs& args) {
             dev::sync_device();
             auto t = runner::time_pair(*run, stream, props.l2_bytes, reference != nullptr,
                                        [] { emit_event("tick"); });
-            json timing{{"event", "timing"}, {"n", run->n}, {"bytes", run->bytes},
-                        {"learner", summary_json(t.learner)}, {"note", t.note},
+            json timing{{"event", "timing"},
+                        {"n", run->n},
+                        {"bytes", run->bytes},
+                        {"learner", summary_json(t.learner)},
+                        {"note", t.note},
                         {"outside_stream", t.outside_stream},
-                        {"verified", t.verified}, {"refreshed", t.refreshed},
+                        {"verified", t.verified},
+                        {"refreshed", t.refreshed},
                         {"failed_sample", t.failed_sample},
                         {"verify", outcome_json(t.failure)}};
             if (t.has_reference) timing["reference"] = summary_json(t.reference);
@@ -310,9 +322,13 @@ int baseline(const CheckArgs& args) {
         auto run = b.make(stream, args.seed);
         dev::sync_device();
         auto t = runner::time_pair(*run, stream, props.l2_bytes, false, [] { emit_event("tick"); });
-        emit({{"event", "timing"}, {"n", run->n}, {"bytes", run->bytes},
-              {"learner", summary_json(t.learner)}, {"note", t.note},
-              {"verified", t.verified}, {"verify", outcome_json(t.failure)}});
+        emit({{"event", "timing"},
+              {"n", run->n},
+              {"bytes", run->bytes},
+              {"learner", summary_json(t.learner)},
+              {"note", t.note},
+              {"verified", t.verified},
+              {"verify", outcome_json(t.failure)}});
         emit_event("done");
         dev::destroy_stream(stream);
         return 0;
@@ -357,18 +373,28 @@ int main(int argc, char** argv) {
                 if (i + 1 >= argc) usage(("missing value after " + a).c_str());
                 return argv[++i];
             };
-            if (a == "--spec") args.spec = value();
-            else if (a == "--step") args.step = value();
-            else if (a == "--reference") args.reference = value();
-            else if (a == "--seed") args.seed = std::strtoull(value().c_str(), nullptr, 16);
-            else if (a == "--first-case") args.first_case = std::atoi(value().c_str());
-            else if (a == "--time") args.time = true;
-            else if (a == "--name") args.baseline = value();
-            else if (a == "--max-n") args.max_n = std::strtoull(value().c_str(), nullptr, 10);
-            else usage(("unknown option " + a).c_str());
+            if (a == "--spec")
+                args.spec = value();
+            else if (a == "--step")
+                args.step = value();
+            else if (a == "--reference")
+                args.reference = value();
+            else if (a == "--seed")
+                args.seed = std::strtoull(value().c_str(), nullptr, 16);
+            else if (a == "--first-case")
+                args.first_case = std::atoi(value().c_str());
+            else if (a == "--time")
+                args.time = true;
+            else if (a == "--name")
+                args.baseline = value();
+            else if (a == "--max-n")
+                args.max_n = std::strtoull(value().c_str(), nullptr, 10);
+            else
+                usage(("unknown option " + a).c_str());
         }
         if (command == "baseline") {
-            if (args.spec.empty() || args.baseline.empty()) usage("baseline needs --spec and --name");
+            if (args.spec.empty() || args.baseline.empty())
+                usage("baseline needs --spec and --name");
             return baseline(args);
         }
         if (args.spec.empty() || args.step.empty()) usage("check needs --spec and --step");

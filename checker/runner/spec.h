@@ -42,7 +42,7 @@ struct Baseline {
 };
 
 class Spec {
-public:
+  public:
     virtual ~Spec() = default;
     virtual const char* name() const = 0;    // the "spec" of a lesson in course.json
     virtual const char* symbol() const = 0;  // the extern "C" function every step defines
@@ -62,9 +62,9 @@ std::vector<std::string> spec_names();
 
 }  // namespace runner
 
-#define CUDALINGS_REGISTER_SPEC(Type)                                                  \
-    static const bool cudalings_spec_registered_##Type = ::runner::register_spec(     \
-        []() -> ::runner::Spec* {                                                     \
-            static Type instance;                                                     \
-            return &instance;                                                         \
+#define CUDALINGS_REGISTER_SPEC(Type)                     \
+    static const bool cudalings_spec_registered_##Type =  \
+        ::runner::register_spec([]() -> ::runner::Spec* { \
+            static Type instance;                         \
+            return &instance;                             \
         })

@@ -23,7 +23,7 @@ __global__ void flush_kernel(float4* buffer, std::size_t n) {
 }
 
 class L2Flush {
-public:
+  public:
     explicit L2Flush(std::size_t l2_bytes)
         // at least twice the L2, and never less than 128 MiB
         : n_(std::max<std::size_t>(2 * l2_bytes, std::size_t{128} << 20) / sizeof(float4)),
@@ -36,7 +36,7 @@ public:
         dev::sync_device();
     }
 
-private:
+  private:
     std::size_t n_;
     dev::Array<float4> buffer_;
 };
@@ -95,8 +95,8 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     bool outside = false, ref_outside = false;
     auto start = Clock::now();
     cudalings::StopReason mine_stop = cudalings::StopReason::Continue;
-    cudalings::StopReason their_stop = with_reference ? cudalings::StopReason::Continue
-                                                      : cudalings::StopReason::Converged;
+    cudalings::StopReason their_stop =
+        with_reference ? cudalings::StopReason::Continue : cudalings::StopReason::Converged;
     while (true) {
         double spent = std::chrono::duration<double>(Clock::now() - start).count();
         mine_stop = cudalings::should_stop(rule, mine, spent);
@@ -137,8 +137,9 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         t.reference.stop = cudalings::describe(their_stop);
     }
     if (outside)
-        t.note = "work was still running after your stream finished (another stream?): the time "
-                 "counts until the whole device was idle";
+        t.note =
+            "work was still running after your stream finished (another stream?): the time "
+            "counts until the whole device was idle";
     return t;
 }
 

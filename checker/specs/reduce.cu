@@ -53,11 +53,12 @@ harness::Tolerance tolerance(std::uint64_t n, const harness::SumStats& st) {
     t.exact = false;
     t.rel = 0;
     t.abs = tolerance_of(n, st);
-    t.why = "a float sum depends on the order of its additions (each one rounds), so any order "
-            "is accepted within 2·√n·ε·Σ|x| of the exact sum (computed in double precision), "
-            "where ε = 2^-23 ≈ 1.19e-7 and Σ|x| is the sum of the magnitudes: here ±" +
-            number(t.abs) + ", a relative error of " +
-            number(st.sum != 0 ? t.abs / std::fabs(st.sum) : 0) + " of the exact sum";
+    t.why =
+        "a float sum depends on the order of its additions (each one rounds), so any order "
+        "is accepted within 2·√n·ε·Σ|x| of the exact sum (computed in double precision), "
+        "where ε = 2^-23 ≈ 1.19e-7 and Σ|x| is the sum of the magnitudes: here ±" +
+        number(t.abs) + ", a relative error of " +
+        number(st.sum != 0 ? t.abs / std::fabs(st.sum) : 0) + " of the exact sum";
     return t;
 }
 
@@ -125,7 +126,8 @@ harness::CaseOutcome judge_sum(const harness::Output<float>& out,
     if (guards.hit) {
         auto o = harness::judge(guards, 0, harness::Comparison{}, t);
         o.reason = "guard zone " + guards.side + " out[0] hit";
-        o.detail = "Bytes " + guards.side + " the one-float output changed: only thread 0 of "
+        o.detail = "Bytes " + guards.side +
+                   " the one-float output changed: only thread 0 of "
                    "the last pass should write, and only out[0].";
         return o;
     }
@@ -136,9 +138,8 @@ harness::CaseOutcome judge_sum(const harness::Output<float>& out,
             o.reason = "guard zone " + guards.side + " the workspace hit";
             o.detail = std::to_string(guards.bytes) + " byte" + (guards.bytes == 1 ? "" : "s") +
                        " " + guards.side + " the workspace changed (" +
-                       std::to_string(guards.nearest) + " to " +
-                       std::to_string(guards.farthest) + " bytes " +
-                       (guards.side == "after" ? "past its end" : "before its start") +
+                       std::to_string(guards.nearest) + " to " + std::to_string(guards.farthest) +
+                       " bytes " + (guards.side == "after" ? "past its end" : "before its start") +
                        "): more partial sums were written than the workspace holds, or at the "
                        "wrong place. Size the grid so it fits in workspace_bytes.";
             return o;
@@ -155,10 +156,14 @@ harness::CaseOutcome judge_sum(const harness::Output<float>& out,
 constexpr harness::Dist kTimedDist = harness::Dist::OffsetScale;
 
 class Timed : public runner::TimedRun {
-public:
+  public:
     Timed(cudaStream_t s, Fn fn, Fn ref, std::uint64_t seed, std::uint64_t size)
-        : fn_(fn), ref_(ref), in_(size, kTimedDist, seed, 0, s),
-          workspace_bytes_(reduce_workspace_bytes(size)), out_(1), ref_out_(1),
+        : fn_(fn),
+          ref_(ref),
+          in_(size, kTimedDist, seed, 0, s),
+          workspace_bytes_(reduce_workspace_bytes(size)),
+          out_(1),
+          ref_out_(1),
           workspace_(workspace_bytes_ / sizeof(float)),
           ref_workspace_(workspace_bytes_ / sizeof(float)) {
         n = size;
@@ -189,7 +194,7 @@ public:
         return judge_sum(out_, &workspace_, in_, stats_, s);
     }
 
-private:
+  private:
     Fn fn_, ref_;
     harness::Input in_;
     std::size_t workspace_bytes_;
@@ -200,7 +205,7 @@ private:
 #ifndef CUDALINGS_EMULATOR
 // cub::DeviceReduce::Sum with its temporary storage allocated once, outside the timed calls.
 class CubTimed : public runner::TimedRun {
-public:
+  public:
     CubTimed(cudaStream_t s, std::uint64_t seed, std::uint64_t size)
         : in_(size, kTimedDist, seed, 0, s), out_(1) {
         n = size;
@@ -229,7 +234,7 @@ public:
         return judge_sum(out_, nullptr, in_, stats_, s);
     }
 
-private:
+  private:
     harness::Input in_;
     harness::Output<float> out_;
     harness::SumStats stats_;
@@ -240,7 +245,7 @@ private:
 #endif  // CUDALINGS_EMULATOR
 
 class Reduce : public runner::Spec {
-public:
+  public:
     const char* name() const override { return "reduce"; }
     const char* symbol() const override { return "reduce_sum"; }
 
@@ -256,17 +261,28 @@ public:
             std::uint64_t n;
             Dist dist;
         } list[] = {
-            {1, Dist::OffsetScale},        {2, Dist::AlternatingPairs},
-            {3, Dist::AllEqual},           {31, Dist::HugeOneSign},
-            {32, Dist::AlternatingPairs},  {33, Dist::OffsetScale},
-            {255, Dist::AllEqual},         {256, Dist::AlternatingPairs},
-            {257, Dist::OffsetScale},      {511, Dist::HugeOneSign},
-            {512, Dist::AllEqual},         {513, Dist::AlternatingPairs},
-            {1000, Dist::OffsetScale},     {1025, Dist::AllEqual},
-            {4099, Dist::AlternatingPairs}, {65536, Dist::OffsetScale},
-            {65537, Dist::HugeOneSign},    {262145, Dist::AllEqual},
-            {k20 + 3, Dist::AlternatingPairs}, {k24 - 1, Dist::AllEqual},
-            {k24, Dist::HugeOneSign},      {k28 - 3, Dist::AlternatingPairs},
+            {1, Dist::OffsetScale},
+            {2, Dist::AlternatingPairs},
+            {3, Dist::AllEqual},
+            {31, Dist::HugeOneSign},
+            {32, Dist::AlternatingPairs},
+            {33, Dist::OffsetScale},
+            {255, Dist::AllEqual},
+            {256, Dist::AlternatingPairs},
+            {257, Dist::OffsetScale},
+            {511, Dist::HugeOneSign},
+            {512, Dist::AllEqual},
+            {513, Dist::AlternatingPairs},
+            {1000, Dist::OffsetScale},
+            {1025, Dist::AllEqual},
+            {4099, Dist::AlternatingPairs},
+            {65536, Dist::OffsetScale},
+            {65537, Dist::HugeOneSign},
+            {262145, Dist::AllEqual},
+            {k20 + 3, Dist::AlternatingPairs},
+            {k24 - 1, Dist::AllEqual},
+            {k24, Dist::HugeOneSign},
+            {k28 - 3, Dist::AlternatingPairs},
             {k28, Dist::OffsetScale},
         };
         std::vector<harness::CaseDef> cases;
@@ -306,9 +322,10 @@ public:
 
 #ifndef CUDALINGS_EMULATOR
     std::vector<runner::Baseline> baselines() const override {
-        return {{"cub", [](cudaStream_t s, std::uint64_t seed) -> std::unique_ptr<runner::TimedRun> {
-                     return std::make_unique<CubTimed>(s, seed, cudalings::kTimedSize);
-                 }}};
+        return {
+            {"cub", [](cudaStream_t s, std::uint64_t seed) -> std::unique_ptr<runner::TimedRun> {
+                 return std::make_unique<CubTimed>(s, seed, cudalings::kTimedSize);
+             }}};
     }
 #endif
 };

@@ -19,8 +19,9 @@ __global__ void expected_kernel(const float* a, const float* b, float* c, std::u
 harness::Tolerance tolerance() {
     harness::Tolerance t;
     t.exact = true;
-    t.why = "bit-exact: one float addition is correctly rounded, so each element has exactly "
-            "one right answer";
+    t.why =
+        "bit-exact: one float addition is correctly rounded, so each element has exactly "
+        "one right answer";
     return t;
 }
 
@@ -30,18 +31,23 @@ void expected(const harness::Input& a, const harness::Input& b, float* out, cuda
 }
 
 class Timed : public runner::TimedRun {
-public:
+  public:
     Timed(cudaStream_t s, Fn fn, Fn ref, std::uint64_t seed, std::uint64_t size)
-        : fn_(fn), ref_(ref),
+        : fn_(fn),
+          ref_(ref),
           a_(size, harness::Dist::Uniform, seed, 0, s),
           b_(size, harness::Dist::Uniform, seed, 1, s),
-          out_(size), ref_out_(size), expected_(size) {
+          out_(size),
+          ref_out_(size),
+          expected_(size) {
         n = size;
         bytes = 12.0 * static_cast<double>(size);  // read a and b, write c
         expected(a_, b_, expected_.get(), s);
         out_.poison(s);
     }
-    cudaError_t learner(cudaStream_t s) override { return fn_(a_.get(), b_.get(), out_.get(), n, s); }
+    cudaError_t learner(cudaStream_t s) override {
+        return fn_(a_.get(), b_.get(), out_.get(), n, s);
+    }
     cudaError_t reference(cudaStream_t s) override {
         return ref_(a_.get(), b_.get(), ref_out_.get(), n, s);
     }
@@ -58,7 +64,7 @@ public:
                               harness::compare(out_.get(), expected_.get(), n, t, s), t);
     }
 
-private:
+  private:
     Fn fn_, ref_;
     harness::Input a_, b_;
     harness::Output<float> out_;
@@ -66,7 +72,7 @@ private:
 };
 
 class VectorAdd : public runner::Spec {
-public:
+  public:
     const char* name() const override { return "vector_add"; }
     const char* symbol() const override { return "vector_add"; }
     std::vector<harness::CaseDef> cases() const override {

@@ -19,7 +19,7 @@ namespace cudalings_emu {
 namespace {
 
 constexpr std::size_t kArenaBytes = std::size_t{1} << 40;  // reserved, not committed
-constexpr std::size_t kGap = 64 * 1024;                     // unmapped between allocations
+constexpr std::size_t kGap = 64 * 1024;                    // unmapped between allocations
 constexpr std::size_t kPage = 4096;
 
 struct Arena {
@@ -31,8 +31,8 @@ struct Arena {
 Arena& arena() {
     static Arena a;
     if (!a.begin) {
-        void* m = ::mmap(nullptr, kArenaBytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                         -1, 0);
+        void* m = ::mmap(nullptr, kArenaBytes, PROT_NONE,
+                         MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (m == MAP_FAILED) {
             std::perror("cudalings emulator: cannot reserve device memory");
             std::abort();
@@ -93,8 +93,8 @@ cudaError_t release(void* p, bool host, const std::string& where) {
         d.severity = "error";
         d.message = std::string(host ? "cudaFreeHost" : "cudaFree") + " of a pointer that " +
                     (it == a.allocations.end() ? "is not the start of an allocation"
-                     : it->second->freed     ? "was already freed (at " + it->second->freed_where + ")"
-                                             : "was allocated by the other allocator");
+                     : it->second->freed ? "was already freed (at " + it->second->freed_where + ")"
+                                         : "was allocated by the other allocator");
         auto colon = where.rfind(':');
         d.file = where.substr(0, colon);
         d.line = colon == std::string::npos ? 0 : std::atoi(where.c_str() + colon + 1);
@@ -159,9 +159,9 @@ cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
     std::string why_d, why_s;
     Space d = space_of(dst, bytes, &why_d), s = space_of(src, bytes, &why_s);
     if (d == Space::Bad || s == Space::Bad) {
-        memcpy_diagnostic(file, line, std::string("cudaMemcpy of ") + std::to_string(bytes) +
-                                          " bytes: the " + (d == Space::Bad ? "destination " + why_d
-                                                                            : "source " + why_s));
+        memcpy_diagnostic(file, line,
+                          std::string("cudaMemcpy of ") + std::to_string(bytes) + " bytes: the " +
+                              (d == Space::Bad ? "destination " + why_d : "source " + why_s));
         return set_error(cudaErrorInvalidValue);
     }
     auto is_dev = [](Space x) { return x == Space::Device || x == Space::Pinned; };
@@ -169,11 +169,24 @@ cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
     bool ok = true;
     std::string expect;
     switch (kind) {
-        case cudaMemcpyHostToDevice: ok = is_host(s) && is_dev(d); expect = "HostToDevice"; break;
-        case cudaMemcpyDeviceToHost: ok = is_dev(s) && is_host(d); expect = "DeviceToHost"; break;
-        case cudaMemcpyDeviceToDevice: ok = is_dev(s) && is_dev(d); expect = "DeviceToDevice"; break;
-        case cudaMemcpyHostToHost: ok = is_host(s) && is_host(d); expect = "HostToHost"; break;
-        case cudaMemcpyDefault: break;
+        case cudaMemcpyHostToDevice:
+            ok = is_host(s) && is_dev(d);
+            expect = "HostToDevice";
+            break;
+        case cudaMemcpyDeviceToHost:
+            ok = is_dev(s) && is_host(d);
+            expect = "DeviceToHost";
+            break;
+        case cudaMemcpyDeviceToDevice:
+            ok = is_dev(s) && is_dev(d);
+            expect = "DeviceToDevice";
+            break;
+        case cudaMemcpyHostToHost:
+            ok = is_host(s) && is_host(d);
+            expect = "HostToHost";
+            break;
+        case cudaMemcpyDefault:
+            break;
         default:
             memcpy_diagnostic(file, line, "cudaMemcpy with an invalid kind");
             return set_error(cudaErrorInvalidMemcpyDirection);
@@ -232,7 +245,9 @@ bool is_device_pointer(const void* p) { return in_arena(reinterpret_cast<std::ui
 cudaError_t malloc_at(void** p, std::size_t bytes, const char* file, int line) {
     return allocate(p, bytes, false, here(file, line));
 }
-cudaError_t free_at(void* p, const char* file, int line) { return release(p, false, here(file, line)); }
+cudaError_t free_at(void* p, const char* file, int line) {
+    return release(p, false, here(file, line));
+}
 cudaError_t memcpy_at(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind,
                       const char* file, int line) {
     cudaError_t e = take_pending();
@@ -264,9 +279,12 @@ CUDALINGS_EMU_API cudaError_t cudaFreeHost(void* p) { return release(p, true, "a
 CUDALINGS_EMU_API cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t) {
     return allocate(p, bytes, false, "an unknown place (cudaMallocAsync)");
 }
-CUDALINGS_EMU_API cudaError_t cudaFreeAsync(void* p, cudaStream_t) { return release(p, false, "cudaFreeAsync"); }
+CUDALINGS_EMU_API cudaError_t cudaFreeAsync(void* p, cudaStream_t) {
+    return release(p, false, "cudaFreeAsync");
+}
 
-CUDALINGS_EMU_API cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes, cudaMemcpyKind kind) {
+CUDALINGS_EMU_API cudaError_t cudaMemcpy(void* dst, const void* src, size_t bytes,
+                                         cudaMemcpyKind kind) {
     return memcpy_at(dst, src, bytes, kind, nullptr, 0);
 }
 CUDALINGS_EMU_API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t bytes,
@@ -275,8 +293,10 @@ CUDALINGS_EMU_API cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t
 }
 CUDALINGS_EMU_API cudaError_t cudaMemset(void* p, int value, size_t bytes) {
     std::string why;
-    if (bytes && space_of(p, bytes, &why) != Space::Device && space_of(p, bytes, &why) != Space::Pinned) {
-        memcpy_diagnostic(nullptr, 0, "cudaMemset on memory that is not (all) device memory: " + why);
+    if (bytes && space_of(p, bytes, &why) != Space::Device &&
+        space_of(p, bytes, &why) != Space::Pinned) {
+        memcpy_diagnostic(nullptr, 0,
+                          "cudaMemset on memory that is not (all) device memory: " + why);
         return set_error(cudaErrorInvalidValue);
     }
     std::memset(p, value, bytes);
@@ -295,12 +315,14 @@ CUDALINGS_EMU_API cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol
     std::memcpy(dst, static_cast<const char*>(symbol) + offset, bytes);
     return cudaSuccess;
 }
-CUDALINGS_EMU_API cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t bytes,
-                                                      size_t offset, cudaMemcpyKind k, cudaStream_t) {
+CUDALINGS_EMU_API cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src,
+                                                      size_t bytes, size_t offset, cudaMemcpyKind k,
+                                                      cudaStream_t) {
     return cudaMemcpyToSymbol(symbol, src, bytes, offset, k);
 }
 CUDALINGS_EMU_API cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t bytes,
-                                                        size_t offset, cudaMemcpyKind k, cudaStream_t) {
+                                                        size_t offset, cudaMemcpyKind k,
+                                                        cudaStream_t) {
     return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, k);
 }
 CUDALINGS_EMU_API cudaError_t cudaMemGetInfo(size_t* free_bytes, size_t* total) {
@@ -320,33 +342,48 @@ CUDALINGS_EMU_API cudaError_t cudaPeekAtLastError(void) { return rt().last_error
 CUDALINGS_EMU_API const char* cudaGetErrorName(cudaError_t e) {
     switch (e) {
 #define CASE(x) \
-    case x: return #x;
-        CASE(cudaSuccess) CASE(cudaErrorInvalidValue) CASE(cudaErrorMemoryAllocation)
-        CASE(cudaErrorInitializationError) CASE(cudaErrorInvalidConfiguration)
-        CASE(cudaErrorInvalidMemcpyDirection) CASE(cudaErrorInvalidDevice)
-        CASE(cudaErrorInvalidResourceHandle) CASE(cudaErrorNotSupported)
-        CASE(cudaErrorIllegalAddress) CASE(cudaErrorMisalignedAddress) CASE(cudaErrorLaunchFailure)
-        CASE(cudaErrorLaunchTimeout) CASE(cudaErrorAssert) CASE(cudaErrorNoDevice)
-        CASE(cudaErrorInvalidDeviceFunction) CASE(cudaErrorNotReady) CASE(cudaErrorUnknown)
+    case x:     \
+        return #x;
+        CASE(cudaSuccess)
+        CASE(cudaErrorInvalidValue) CASE(cudaErrorMemoryAllocation)
+            CASE(cudaErrorInitializationError) CASE(cudaErrorInvalidConfiguration)
+                CASE(cudaErrorInvalidMemcpyDirection) CASE(cudaErrorInvalidDevice)
+                    CASE(cudaErrorInvalidResourceHandle) CASE(cudaErrorNotSupported)
+                        CASE(cudaErrorIllegalAddress) CASE(cudaErrorMisalignedAddress)
+                            CASE(cudaErrorLaunchFailure) CASE(cudaErrorLaunchTimeout)
+                                CASE(cudaErrorAssert) CASE(cudaErrorNoDevice)
+                                    CASE(cudaErrorInvalidDeviceFunction) CASE(cudaErrorNotReady)
+                                        CASE(cudaErrorUnknown)
 #undef CASE
-        default: return "cudaErrorUnknown";
+                                            default : return "cudaErrorUnknown";
     }
 }
 CUDALINGS_EMU_API const char* cudaGetErrorString(cudaError_t e) {
     switch (e) {
-        case cudaSuccess: return "no error";
-        case cudaErrorInvalidValue: return "invalid argument";
-        case cudaErrorMemoryAllocation: return "out of memory";
-        case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-        case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-        case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-        case cudaErrorMisalignedAddress: return "misaligned address";
-        case cudaErrorLaunchFailure: return "unspecified launch failure";
+        case cudaSuccess:
+            return "no error";
+        case cudaErrorInvalidValue:
+            return "invalid argument";
+        case cudaErrorMemoryAllocation:
+            return "out of memory";
+        case cudaErrorInvalidConfiguration:
+            return "invalid configuration argument";
+        case cudaErrorInvalidMemcpyDirection:
+            return "invalid copy direction for memcpy";
+        case cudaErrorIllegalAddress:
+            return "an illegal memory access was encountered";
+        case cudaErrorMisalignedAddress:
+            return "misaligned address";
+        case cudaErrorLaunchFailure:
+            return "unspecified launch failure";
         case cudaErrorLaunchTimeout:
             return "the launch timed out and was terminated (the emulator found a deadlock)";
-        case cudaErrorAssert: return "device-side assert triggered";
-        case cudaErrorNotSupported: return "operation not supported";
-        default: return "unknown error";
+        case cudaErrorAssert:
+            return "device-side assert triggered";
+        case cudaErrorNotSupported:
+            return "operation not supported";
+        default:
+            return "unknown error";
     }
 }
 
@@ -364,7 +401,9 @@ CUDALINGS_EMU_API cudaError_t cudaGetDevice(int* d) {
     if (d) *d = 0;
     return cudaSuccess;
 }
-CUDALINGS_EMU_API cudaError_t cudaSetDevice(int d) { return d == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice); }
+CUDALINGS_EMU_API cudaError_t cudaSetDevice(int d) {
+    return d == 0 ? cudaSuccess : set_error(cudaErrorInvalidDevice);
+}
 CUDALINGS_EMU_API cudaError_t cudaFree0() { return cudaSuccess; }
 
 CUDALINGS_EMU_API cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
@@ -405,26 +444,66 @@ CUDALINGS_EMU_API cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr 
     cudaDeviceProp p;
     cudaGetDeviceProperties(&p, 0);
     switch (attr) {
-        case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-        case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
-        case cudaDevAttrMaxThreadsPerBlock: *value = 1024; break;
-        case cudaDevAttrWarpSize: *value = 32; break;
-        case cudaDevAttrMaxSharedMemoryPerBlock: *value = 48 * 1024; break;
-        case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = 227 * 1024; break;
-        case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = 228 * 1024; break;
-        case cudaDevAttrComputeCapabilityMajor: *value = 9; break;
-        case cudaDevAttrComputeCapabilityMinor: *value = 0; break;
-        case cudaDevAttrMaxBlockDimX: *value = 1024; break;
-        case cudaDevAttrMaxBlockDimY: *value = 1024; break;
-        case cudaDevAttrMaxBlockDimZ: *value = 64; break;
-        case cudaDevAttrMaxGridDimX: *value = 2147483647; break;
-        case cudaDevAttrMaxGridDimY: *value = 65535; break;
-        case cudaDevAttrMaxGridDimZ: *value = 65535; break;
-        case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
-        case cudaDevAttrMaxBlocksPerMultiprocessor: *value = 32; break;
-        case cudaDevAttrMaxRegistersPerBlock: *value = 65536; break;
-        case cudaDevAttrMaxRegistersPerMultiprocessor: *value = 65536; break;
-        default: *value = 0; break;
+        case cudaDevAttrMultiProcessorCount:
+            *value = p.multiProcessorCount;
+            break;
+        case cudaDevAttrMaxThreadsPerMultiProcessor:
+            *value = p.maxThreadsPerMultiProcessor;
+            break;
+        case cudaDevAttrMaxThreadsPerBlock:
+            *value = 1024;
+            break;
+        case cudaDevAttrWarpSize:
+            *value = 32;
+            break;
+        case cudaDevAttrMaxSharedMemoryPerBlock:
+            *value = 48 * 1024;
+            break;
+        case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+            *value = 227 * 1024;
+            break;
+        case cudaDevAttrMaxSharedMemoryPerMultiprocessor:
+            *value = 228 * 1024;
+            break;
+        case cudaDevAttrComputeCapabilityMajor:
+            *value = 9;
+            break;
+        case cudaDevAttrComputeCapabilityMinor:
+            *value = 0;
+            break;
+        case cudaDevAttrMaxBlockDimX:
+            *value = 1024;
+            break;
+        case cudaDevAttrMaxBlockDimY:
+            *value = 1024;
+            break;
+        case cudaDevAttrMaxBlockDimZ:
+            *value = 64;
+            break;
+        case cudaDevAttrMaxGridDimX:
+            *value = 2147483647;
+            break;
+        case cudaDevAttrMaxGridDimY:
+            *value = 65535;
+            break;
+        case cudaDevAttrMaxGridDimZ:
+            *value = 65535;
+            break;
+        case cudaDevAttrL2CacheSize:
+            *value = p.l2CacheSize;
+            break;
+        case cudaDevAttrMaxBlocksPerMultiprocessor:
+            *value = 32;
+            break;
+        case cudaDevAttrMaxRegistersPerBlock:
+            *value = 65536;
+            break;
+        case cudaDevAttrMaxRegistersPerMultiprocessor:
+            *value = 65536;
+            break;
+        default:
+            *value = 0;
+            break;
     }
     return cudaSuccess;
 }
@@ -442,7 +521,9 @@ CUDALINGS_EMU_API cudaError_t cudaStreamCreate(cudaStream_t* s) {
     *s = reinterpret_cast<cudaStream_t>(new char[1]);
     return cudaSuccess;
 }
-CUDALINGS_EMU_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) { return cudaStreamCreate(s); }
+CUDALINGS_EMU_API cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned) {
+    return cudaStreamCreate(s);
+}
 CUDALINGS_EMU_API cudaError_t cudaStreamCreateWithPriority(cudaStream_t* s, unsigned, int) {
     return cudaStreamCreate(s);
 }
@@ -452,14 +533,18 @@ CUDALINGS_EMU_API cudaError_t cudaStreamDestroy(cudaStream_t s) {
 }
 CUDALINGS_EMU_API cudaError_t cudaStreamSynchronize(cudaStream_t) { return take_pending(); }
 CUDALINGS_EMU_API cudaError_t cudaStreamQuery(cudaStream_t) { return cudaSuccess; }
-CUDALINGS_EMU_API cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaStreamWaitEvent(cudaStream_t, cudaEvent_t, unsigned) {
+    return cudaSuccess;
+}
 
 CUDALINGS_EMU_API cudaError_t cudaEventCreate(cudaEvent_t* e) {
     if (!e) return set_error(cudaErrorInvalidValue);
     *e = reinterpret_cast<cudaEvent_t>(new EventImpl);
     return cudaSuccess;
 }
-CUDALINGS_EMU_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) { return cudaEventCreate(e); }
+CUDALINGS_EMU_API cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned) {
+    return cudaEventCreate(e);
+}
 CUDALINGS_EMU_API cudaError_t cudaEventDestroy(cudaEvent_t e) {
     delete reinterpret_cast<EventImpl*>(e);
     return cudaSuccess;
@@ -482,8 +567,12 @@ CUDALINGS_EMU_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cud
     return cudaSuccess;
 }
 
-CUDALINGS_EMU_API cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) { return cudaSuccess; }
-CUDALINGS_EMU_API cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) { return cudaSuccess; }
+CUDALINGS_EMU_API cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) {
+    return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) {
+    return cudaSuccess;
+}
 CUDALINGS_EMU_API cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* a, const void*) {
     if (a) {
         std::memset(a, 0, sizeof *a);

@@ -56,7 +56,8 @@ std::string symbolize(const void* pc) {
         if (s.empty() || s[0] == '?') continue;
         if (first.empty()) first = s;
         auto colon = s.rfind(':');
-        if (best.empty() && colon != std::string::npos && !emulator_frame(s.substr(0, colon))) best = s;
+        if (best.empty() && colon != std::string::npos && !emulator_frame(s.substr(0, colon)))
+            best = s;
     }
     ::pclose(f);
     if (!best.empty()) return best;

@@ -62,12 +62,12 @@ void* fiber_prepare(Stack* s, void (*entry)()) {
     asm volatile("stmxcsr %0" : "=m"(mxcsr));
     asm volatile("fnstcw %0" : "=m"(fpucw));
     sp[0] = std::uint64_t{mxcsr} | (std::uint64_t{fpucw} << 32);
-    sp[1] = 0;                                            // r15
-    sp[2] = 0;                                            // r14
-    sp[3] = 0;                                            // r13
-    sp[4] = reinterpret_cast<std::uint64_t>(entry);       // r12
-    sp[5] = 0;                                            // rbx
-    sp[6] = 0;                                            // rbp
+    sp[1] = 0;                                                            // r15
+    sp[2] = 0;                                                            // r14
+    sp[3] = 0;                                                            // r13
+    sp[4] = reinterpret_cast<std::uint64_t>(entry);                       // r12
+    sp[5] = 0;                                                            // rbx
+    sp[6] = 0;                                                            // rbp
     sp[7] = reinterpret_cast<std::uint64_t>(&cudalings_emu_fiber_start);  // ret
     return sp;
 }

@@ -52,7 +52,8 @@ void refresh_modules() {
     g_module_adds = adds;
     g_modules.clear();
     dl_iterate_phdr(collect_module, nullptr);
-    std::sort(g_modules.begin(), g_modules.end(), [](auto& x, auto& y) { return x.begin < y.begin; });
+    std::sort(g_modules.begin(), g_modules.end(),
+              [](auto& x, auto& y) { return x.begin < y.begin; });
 }
 
 bool in_module(std::uintptr_t a) {
@@ -117,12 +118,12 @@ struct Who {
 bool ordered(const Who& prev, bool prev_atomic, bool atomic, std::uint64_t prev_seq, bool shared) {
     Runtime& r = rt();
     const Thread& t = *r.current;
-    if (prev.block == 0) return true;                       // no earlier access
-    if (prev.block < g_launch_first_block) return true;     // an earlier launch
+    if (prev.block == 0) return true;                    // no earlier access
+    if (prev.block < g_launch_first_block) return true;  // an earlier launch
     if (prev_atomic && atomic) return true;
     if (prev.block == r.block.serial) {
         if (prev.tid == t.linear) return true;
-        if (prev.epoch != r.block.epoch) return true;       // a __syncthreads in between
+        if (prev.epoch != r.block.epoch) return true;  // a __syncthreads in between
         if (prev.tid / 32 == t.warp && prev.wsync != r.block.warp_sync[t.warp]) return true;
         return false;
     }
@@ -163,18 +164,17 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void
         set_location(d, pc);
         const char* space = shared ? "shared" : "global";
         d.message = std::string("data race on ") + space + " memory " + where + ": " +
-                    access_word(write, atomic) + " it by " + thread_name(t) +
-                    " while " + who_text(s.w_block, s.w_tid) + " wrote it at " +
-                    where_pc(s.w_pc);
+                    access_word(write, atomic) + " it by " + thread_name(t) + " while " +
+                    who_text(s.w_block, s.w_tid) + " wrote it at " + where_pc(s.w_pc);
         bool same_warp = s.w_block == r.block.serial && s.w_tid / 32 == t.warp;
         d.detail = std::string("nothing orders the two accesses: ") +
                    (s.w_block != r.block.serial
                         ? "different blocks are ordered only by separate kernel launches (or "
                           "__threadfence + atomics); use atomicAdd for a shared counter"
-                        : same_warp ? "they are in one warp; lanes are not guaranteed to run in "
-                                      "lockstep (since Volta): put __syncwarp() between them "
-                                      "(and drop the volatile trick)"
-                                    : "a __syncthreads() is missing between them") +
+                    : same_warp ? "they are in one warp; lanes are not guaranteed to run in "
+                                  "lockstep (since Volta): put __syncwarp() between them "
+                                  "(and drop the volatile trick)"
+                                : "a __syncthreads() is missing between them") +
                    "\n";
         report(d);
     }
@@ -187,8 +187,8 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void
             set_location(d, pc);
             const char* space = shared ? "shared" : "global";
             d.message = std::string("data race on ") + space + " memory " + where + ": write by " +
-                        thread_name(t) + " while " + who_text(s.r_block, s.r_tid) +
-                        " read it at " + where_pc(s.r_pc);
+                        thread_name(t) + " while " + who_text(s.r_block, s.r_tid) + " read it at " +
+                        where_pc(s.r_pc);
             d.detail = s.r_block == r.block.serial && s.r_tid / 32 != t.warp
                            ? "a __syncthreads() is missing between the read and this write\n"
                            : "nothing orders the read and this write (missing __syncwarp or "
@@ -280,7 +280,8 @@ void flush_requests() {
                         if (std::find(v.begin(), v.end(), word) == v.end()) v.push_back(word);
                     }
                 unsigned degree = 0;
-                for (auto& [bank, words] : banks) degree = std::max<unsigned>(degree, unsigned(words.size()));
+                for (auto& [bank, words] : banks)
+                    degree = std::max<unsigned>(degree, unsigned(words.size()));
                 worst += degree;
             }
             m.sum += worst;
@@ -289,7 +290,8 @@ void flush_requests() {
         } else {
             std::vector<std::uintptr_t> sectors;
             for (auto a : q.addrs)
-                for (std::uintptr_t s = a / 32; s <= (a + q.size - 1) / 32; ++s) sectors.push_back(s);
+                for (std::uintptr_t s = a / 32; s <= (a + q.size - 1) / 32; ++s)
+                    sectors.push_back(s);
             std::sort(sectors.begin(), sectors.end());
             sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
             m.sum += double(sectors.size());
@@ -426,16 +428,18 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
                 std::size_t n = alloc->user_end - alloc->user_begin;
                 std::string what = std::string(access_word(write, atomic)) + " " +
                                    std::to_string(size) + " bytes at " + hex(a);
-                std::string where = a < alloc->user_begin
-                                        ? std::to_string(alloc->user_begin - a) + " bytes before its start"
-                                        : std::to_string(a + size - alloc->user_end) + " bytes past its end";
+                std::string where =
+                    a < alloc->user_begin
+                        ? std::to_string(alloc->user_begin - a) + " bytes before its start"
+                        : std::to_string(a + size - alloc->user_end) + " bytes past its end";
                 // Not fatal: the access lands in the checker's guard zone, as it would on a GPU
                 // (the same verdict there and here), and this report names the line.
                 Diagnostic d;
                 d.kind = "out-of-bounds";
                 d.severity = "error";
                 set_location(d, pc);
-                d.message = what + ": out of bounds of a " + std::to_string(n) + "-byte array (" + where + ")";
+                d.message = what + ": out of bounds of a " + std::to_string(n) + "-byte array (" +
+                            where + ")";
                 d.detail = "by " + thread_name(*t) + " in block " + block_name(r.block_idx) + "\n";
                 report(d);
             }
@@ -448,8 +452,8 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
                                      : ": host memory, not device memory — a host pointer "
                                        "was passed to the kernel (copy the data with "
                                        "cudaMemcpy and pass the device pointer)"),
-                      "by " + thread_name(*t) + " in block " + block_name(r.block_idx) + "\n",
-                      pc, cudaErrorIllegalAddress);
+                      "by " + thread_name(*t) + " in block " + block_name(r.block_idx) + "\n", pc,
+                      cudaErrorIllegalAddress);
             }
             return;  // __device__ / __constant__ variables, tables: no lockstep point
         } else {
@@ -459,8 +463,8 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
     if (check_alignment && (size == 2 || size == 4 || size == 8 || size == 16) && (a % size) != 0) {
         fatal("misaligned",
               std::string(access_word(write, atomic)) + " " + std::to_string(size) +
-                  " bytes at an address that is not a multiple of " + std::to_string(size) +
-                  " (" + hex(a) + ")",
+                  " bytes at an address that is not a multiple of " + std::to_string(size) + " (" +
+                  hex(a) + ")",
               "a " + std::to_string(size) +
                   "-byte access (float4 is 16) needs an aligned address: check the offset "
                   "before reinterpret_cast to a vector type\n",
@@ -495,24 +499,30 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
 // ------------------------------------------------------------------ the TSan ABI
 using cudalings_emu::on_access;
 #define CUDALINGS_PC __builtin_return_address(0)
-#define CUDALINGS_HOOK(n)                                                                      \
-    extern "C" CUDALINGS_EMU_API void __tsan_read##n(void* p) {                                \
-        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC); \
-    }                                                                                          \
-    extern "C" CUDALINGS_EMU_API void __tsan_write##n(void* p) {                               \
-        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC); \
-    }                                                                                          \
-    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_read##n(void* p) {                      \
-        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC, false); \
-    }                                                                                          \
-    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_write##n(void* p) {                     \
-        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC, false); \
-    }                                                                                          \
-    extern "C" CUDALINGS_EMU_API void __tsan_volatile_read##n(void* p) {                       \
-        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC); \
-    }                                                                                          \
-    extern "C" CUDALINGS_EMU_API void __tsan_volatile_write##n(void* p) {                      \
-        if (cudalings_emu::rt().current) on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC); \
+#define CUDALINGS_HOOK(n)                                                                         \
+    extern "C" CUDALINGS_EMU_API void __tsan_read##n(void* p) {                                   \
+        if (cudalings_emu::rt().current)                                                          \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC);        \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API void __tsan_write##n(void* p) {                                  \
+        if (cudalings_emu::rt().current)                                                          \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC);         \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_read##n(void* p) {                         \
+        if (cudalings_emu::rt().current)                                                          \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC, false); \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_write##n(void* p) {                        \
+        if (cudalings_emu::rt().current)                                                          \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC, false);  \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API void __tsan_volatile_read##n(void* p) {                          \
+        if (cudalings_emu::rt().current)                                                          \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC);        \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API void __tsan_volatile_write##n(void* p) {                         \
+        if (cudalings_emu::rt().current)                                                          \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC);         \
     }
 CUDALINGS_HOOK(1)
 CUDALINGS_HOOK(2)
@@ -523,11 +533,13 @@ CUDALINGS_HOOK(16)
 
 extern "C" CUDALINGS_EMU_API void __tsan_read_range(void* p, unsigned long n) {
     if (cudalings_emu::rt().current && n)
-        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), false, false, CUDALINGS_PC, false);
+        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), false, false, CUDALINGS_PC,
+                  false);
 }
 extern "C" CUDALINGS_EMU_API void __tsan_write_range(void* p, unsigned long n) {
     if (cudalings_emu::rt().current && n)
-        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), true, false, CUDALINGS_PC, false);
+        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), true, false, CUDALINGS_PC,
+                  false);
 }
 extern "C" CUDALINGS_EMU_API void __tsan_init() {}
 extern "C" CUDALINGS_EMU_API void __tsan_func_entry(void*) {}
@@ -541,62 +553,62 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
 
 // Atomic operations: performed here (one OS thread runs every CUDA thread, so a plain
 // read-modify-write is atomic), after the access checks.
-#define CUDALINGS_ATOMICS(bits, T)                                                               \
-    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_load(const volatile T* a, int) {       \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, false, true, CUDALINGS_PC);     \
-        return *a;                                                                               \
-    }                                                                                            \
-    extern "C" CUDALINGS_EMU_API void __tsan_atomic##bits##_store(volatile T* a, T v, int) {    \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
-        *a = v;                                                                                  \
-    }                                                                                            \
-    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {    \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
-        T o = *a;                                                                                \
-        *a = v;                                                                                  \
-        return o;                                                                                \
-    }                                                                                            \
-    CUDALINGS_RMW(bits, T, fetch_add, o + v)                                                     \
-    CUDALINGS_RMW(bits, T, fetch_sub, o - v)                                                     \
-    CUDALINGS_RMW(bits, T, fetch_and, o & v)                                                     \
-    CUDALINGS_RMW(bits, T, fetch_or, o | v)                                                      \
-    CUDALINGS_RMW(bits, T, fetch_xor, o ^ v)                                                     \
-    CUDALINGS_RMW(bits, T, fetch_nand, T(~(o & v)))                                              \
-    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_strong(             \
-        volatile T* a, T* c, T v, int, int) {                                                    \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
-        T o = *a;                                                                                \
-        if (o == *c) {                                                                           \
-            *a = v;                                                                              \
-            return 1;                                                                            \
-        }                                                                                        \
-        *c = o;                                                                                  \
-        return 0;                                                                                \
-    }                                                                                            \
-    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_weak(               \
-        volatile T* a, T* c, T v, int, int) {                                                    \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
-        T o = *a;                                                                                \
-        if (o == *c) {                                                                           \
-            *a = v;                                                                              \
-            return 1;                                                                            \
-        }                                                                                        \
-        *c = o;                                                                                  \
-        return 0;                                                                                \
-    }                                                                                            \
-    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_compare_exchange_val(                  \
-        volatile T* a, T c, T v, int, int) {                                                     \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
-        T o = *a;                                                                                \
-        if (o == c) *a = v;                                                                      \
-        return o;                                                                                \
+#define CUDALINGS_ATOMICS(bits, T)                                                                \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_load(const volatile T* a, int) {         \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, false, true, CUDALINGS_PC);      \
+        return *a;                                                                                \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API void __tsan_atomic##bits##_store(volatile T* a, T v, int) {      \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        *a = v;                                                                                   \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {      \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        T o = *a;                                                                                 \
+        *a = v;                                                                                   \
+        return o;                                                                                 \
+    }                                                                                             \
+    CUDALINGS_RMW(bits, T, fetch_add, o + v)                                                      \
+    CUDALINGS_RMW(bits, T, fetch_sub, o - v)                                                      \
+    CUDALINGS_RMW(bits, T, fetch_and, o& v)                                                       \
+    CUDALINGS_RMW(bits, T, fetch_or, o | v)                                                       \
+    CUDALINGS_RMW(bits, T, fetch_xor, o ^ v)                                                      \
+    CUDALINGS_RMW(bits, T, fetch_nand, T(~(o & v)))                                               \
+    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_strong(               \
+        volatile T* a, T* c, T v, int, int) {                                                     \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        T o = *a;                                                                                 \
+        if (o == *c) {                                                                            \
+            *a = v;                                                                               \
+            return 1;                                                                             \
+        }                                                                                         \
+        *c = o;                                                                                   \
+        return 0;                                                                                 \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_weak(                 \
+        volatile T* a, T* c, T v, int, int) {                                                     \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        T o = *a;                                                                                 \
+        if (o == *c) {                                                                            \
+            *a = v;                                                                               \
+            return 1;                                                                             \
+        }                                                                                         \
+        *c = o;                                                                                   \
+        return 0;                                                                                 \
+    }                                                                                             \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, \
+                                                                              T v, int, int) {    \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        T o = *a;                                                                                 \
+        if (o == c) *a = v;                                                                       \
+        return o;                                                                                 \
     }
-#define CUDALINGS_RMW(bits, T, name, expr)                                                      \
-    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_##name(volatile T* a, T v, int) {      \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);      \
-        T o = *a;                                                                                \
-        *a = T(expr);                                                                            \
-        return o;                                                                                \
+#define CUDALINGS_RMW(bits, T, name, expr)                                                  \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_##name(volatile T* a, T v, int) {  \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC); \
+        T o = *a;                                                                           \
+        *a = T(expr);                                                                       \
+        return o;                                                                           \
     }
 CUDALINGS_ATOMICS(8, std::uint8_t)
 CUDALINGS_ATOMICS(16, std::uint16_t)

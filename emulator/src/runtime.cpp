@@ -29,7 +29,8 @@ const Options& opts() {
             r.options.check = mode == "check" || mode == "explain";
             r.options.explain = mode == "explain";
         }
-        if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP")) r.options.lockstep = std::atoi(l) != 0;
+        if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP"))
+            r.options.lockstep = std::atoi(l) != 0;
     }
     return r.options;
 }
@@ -40,9 +41,7 @@ void set_options(const Options& o) {
     rt().options_read = true;
 }
 
-Statistics statistics() {
-    return {rt().launches, rt().blocks_run, rt().threads_run};
-}
+Statistics statistics() { return {rt().launches, rt().blocks_run, rt().threads_run}; }
 
 uint3 thread_idx() { return cur() ? cur()->tid : uint3{0, 0, 0}; }
 uint3 block_idx() { return rt().block_idx; }
@@ -101,17 +100,28 @@ std::string lanes_text(unsigned mask) {
 
 const char* op_name(int op) {
     switch (op) {
-        case kSyncWarp: return "__syncwarp";
-        case kShflIdx: return "__shfl_sync";
-        case kShflUp: return "__shfl_up_sync";
-        case kShflDown: return "__shfl_down_sync";
-        case kShflXor: return "__shfl_xor_sync";
-        case kBallot: return "__ballot_sync";
-        case kAny: return "__any_sync";
-        case kAll: return "__all_sync";
-        case kMatchAny: return "__match_any_sync";
-        case kMatchAll: return "__match_all_sync";
-        default: return "__reduce_*_sync";
+        case kSyncWarp:
+            return "__syncwarp";
+        case kShflIdx:
+            return "__shfl_sync";
+        case kShflUp:
+            return "__shfl_up_sync";
+        case kShflDown:
+            return "__shfl_down_sync";
+        case kShflXor:
+            return "__shfl_xor_sync";
+        case kBallot:
+            return "__ballot_sync";
+        case kAny:
+            return "__any_sync";
+        case kAll:
+            return "__all_sync";
+        case kMatchAny:
+            return "__match_any_sync";
+        case kMatchAll:
+            return "__match_all_sync";
+        default:
+            return "__reduce_*_sync";
     }
 }
 
@@ -126,7 +136,6 @@ unsigned live_lanes(unsigned w) {
     return m;
 }
 
-
 // The source lane of a shuffle, as PTX defines it (width splits the warp into segments).
 unsigned shuffle_source(int op, unsigned lane, int arg, int width) {
     unsigned segmask = unsigned(32 - width) & 31u;
@@ -137,10 +146,22 @@ unsigned shuffle_source(int op, unsigned lane, int arg, int width) {
     long j = lane;
     bool ok = true;
     switch (op) {
-        case kShflUp: j = long(lane) - long(b); ok = j >= long(maxl); break;
-        case kShflDown: j = long(lane) + long(b); ok = j <= long(maxl); break;
-        case kShflXor: j = long(lane ^ b); ok = j <= long(maxl); break;
-        default: j = long(minl | (b & ~segmask)); ok = j <= long(maxl); break;
+        case kShflUp:
+            j = long(lane) - long(b);
+            ok = j >= long(maxl);
+            break;
+        case kShflDown:
+            j = long(lane) + long(b);
+            ok = j <= long(maxl);
+            break;
+        case kShflXor:
+            j = long(lane ^ b);
+            ok = j <= long(maxl);
+            break;
+        default:
+            j = long(minl | (b & ~segmask));
+            ok = j <= long(maxl);
+            break;
     }
     if (op == kShflUp || op == kShflDown || op == kShflXor || op == kShflIdx)
         if (arg < 0 || arg > 31) ok = op == kShflIdx ? ok : false;
@@ -168,8 +189,10 @@ bool try_complete(unsigned w, unsigned mask, int op) {
         int first = -1;
         for (unsigned l = 0; l < 32; ++l) {
             if (!(need >> l & 1)) continue;
-            if (first < 0) first = int(l);
-            else if (vals[l] != vals[first]) all_equal = false;
+            if (first < 0)
+                first = int(l);
+            else if (vals[l] != vals[first])
+                all_equal = false;
         }
     }
     long long acc_s = 0;
@@ -186,22 +209,41 @@ bool try_complete(unsigned w, unsigned mask, int op) {
             continue;
         }
         switch (op) {
-            case kReduceAdd: acc_u = unsigned(acc_u + u); break;
-            case kReduceMin: acc_s = s < acc_s ? s : acc_s; break;
-            case kReduceMax: acc_s = s > acc_s ? s : acc_s; break;
-            case kReduceUMin: acc_u = u < acc_u ? u : acc_u; break;
-            case kReduceUMax: acc_u = u > acc_u ? u : acc_u; break;
-            case kReduceAnd: acc_u &= u; break;
-            case kReduceOr: acc_u |= u; break;
-            case kReduceXor: acc_u ^= u; break;
-            default: break;
+            case kReduceAdd:
+                acc_u = unsigned(acc_u + u);
+                break;
+            case kReduceMin:
+                acc_s = s < acc_s ? s : acc_s;
+                break;
+            case kReduceMax:
+                acc_s = s > acc_s ? s : acc_s;
+                break;
+            case kReduceUMin:
+                acc_u = u < acc_u ? u : acc_u;
+                break;
+            case kReduceUMax:
+                acc_u = u > acc_u ? u : acc_u;
+                break;
+            case kReduceAnd:
+                acc_u &= u;
+                break;
+            case kReduceOr:
+                acc_u |= u;
+                break;
+            case kReduceXor:
+                acc_u ^= u;
+                break;
+            default:
+                break;
         }
     }
     for (unsigned l = 0; l < 32; ++l) {
         if (!(need >> l & 1)) continue;
         Thread& t = lanes[l];
         switch (op) {
-            case kSyncWarp: t.result = 0; break;
+            case kSyncWarp:
+                t.result = 0;
+                break;
             case kShflIdx:
             case kShflUp:
             case kShflDown:
@@ -221,9 +263,15 @@ bool try_complete(unsigned w, unsigned mask, int op) {
                 }
                 break;
             }
-            case kBallot: t.result = ballot; break;
-            case kAny: t.result = ballot != 0; break;
-            case kAll: t.result = ballot == need; break;
+            case kBallot:
+                t.result = ballot;
+                break;
+            case kAny:
+                t.result = ballot != 0;
+                break;
+            case kAll:
+                t.result = ballot == need;
+                break;
             case kMatchAny: {
                 unsigned m = 0;
                 for (unsigned k = 0; k < 32; ++k)
@@ -236,8 +284,12 @@ bool try_complete(unsigned w, unsigned mask, int op) {
                 t.pred = all_equal;
                 break;
             case kReduceMin:
-            case kReduceMax: t.result = unsigned(int(acc_s)); break;
-            default: t.result = acc_u; break;
+            case kReduceMax:
+                t.result = unsigned(int(acc_s));
+                break;
+            default:
+                t.result = acc_u;
+                break;
         }
         t.state = State::Ready;
     }
@@ -297,8 +349,10 @@ void release_barrier() {
     int count = 0, pred_and = 1, pred_or = 0;
     for (const Thread& t : b.threads) {
         if (t.state != State::AtBarrier) continue;
-        if (!first) first = &t;
-        else if (!other && (t.line != first->line || std::strcmp(t.file, first->file) != 0)) other = &t;
+        if (!first)
+            first = &t;
+        else if (!other && (t.line != first->line || std::strcmp(t.file, first->file) != 0))
+            other = &t;
         count += t.barrier_pred;
         pred_and &= t.barrier_pred;
         pred_or |= t.barrier_pred;
@@ -340,10 +394,17 @@ void release_barrier() {
     for (Thread& t : b.threads) {
         if (t.state != State::AtBarrier) continue;
         switch (t.barrier_kind) {
-            case 0: t.result = unsigned(count); break;
-            case 1: t.result = unsigned(pred_and); break;
-            case 2: t.result = unsigned(pred_or); break;
-            default: break;
+            case 0:
+                t.result = unsigned(count);
+                break;
+            case 1:
+                t.result = unsigned(pred_and);
+                break;
+            case 2:
+                t.result = unsigned(pred_or);
+                break;
+            default:
+                break;
         }
         ++t.barriers_passed;
         t.state = State::Ready;
@@ -483,11 +544,13 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int 
         d.file = file;
         d.line = line;
         d.message = std::string(op_name(op)) + " called by lane " + std::to_string(t->lane) +
-                    " with a mask (0x" + [&] {
+                    " with a mask (0x" +
+                    [&] {
                         char buf[16];
                         std::snprintf(buf, sizeof buf, "%08x", mask);
                         return std::string(buf);
-                    }() + ") that does not include it: undefined behaviour";
+                    }() +
+                    ") that does not include it: undefined behaviour";
         report(d);
         mask = 1u << t->lane;  // it takes part alone
     }
@@ -559,7 +622,8 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     };
     unsigned long long threads = 1ull * c.block.x * c.block.y * c.block.z;
     if (r.in_kernel) {
-        fail(cudaErrorNotSupported, "a kernel launched from a kernel (dynamic parallelism) is not emulated");
+        fail(cudaErrorNotSupported,
+             "a kernel launched from a kernel (dynamic parallelism) is not emulated");
         return;
     }
     if (c.block.x == 0 || c.block.y == 0 || c.block.z == 0 || c.grid.x == 0 || c.grid.y == 0 ||
@@ -573,7 +637,8 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
         return;
     }
     if (c.grid.y > 65535 || c.grid.z > 65535 || c.grid.x > 2147483647u) {
-        fail(cudaErrorInvalidConfiguration, "grid dimensions beyond the limits (x < 2^31, y and z <= 65535)");
+        fail(cudaErrorInvalidConfiguration,
+             "grid dimensions beyond the limits (x < 2^31, y and z <= 65535)");
         return;
     }
     if (c.shared_bytes > 227 * 1024) {

@@ -69,8 +69,10 @@ std::vector<bool> code_mask(const std::string& s) {
                 continue;
             }
         }
-        if (c == '"' || (c == '\'' && !(i > 0 && std::isxdigit(static_cast<unsigned char>(s[i - 1])) &&
-                                         i + 1 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1]))))) {
+        if (c == '"' ||
+            (c == '\'' &&
+             !(i > 0 && std::isxdigit(static_cast<unsigned char>(s[i - 1])) && i + 1 < s.size() &&
+               std::isxdigit(static_cast<unsigned char>(s[i + 1]))))) {
             std::size_t j = i + 1;
             while (j < s.size() && s[j] != c && s[j] != '\n') {
                 if (s[j] == '\\') ++j;
@@ -105,7 +107,7 @@ std::string trim(const std::string& s) {
 }
 
 class Rewriter {
-public:
+  public:
     Rewriter(const std::string& s) : s_(s), code_(code_mask(s)) {}
 
     bool run(std::string* error) {
@@ -152,7 +154,7 @@ public:
         return out;
     }
 
-private:
+  private:
     // The code text of [b, e) with comments and preprocessor lines blanked.
     std::string text_of(std::size_t b, std::size_t e) const {
         std::string t;
@@ -173,15 +175,16 @@ private:
     static int brace_kind(const std::string& prefix, int parent) {
         std::string t = trim(prefix);
         bool paren = t.find(')') != std::string::npos;
-        bool scope_word = has_word(t, "namespace") || has_word(t, "struct") || has_word(t, "class") ||
-                          has_word(t, "union") || has_word(t, "enum") ||
+        bool scope_word = has_word(t, "namespace") || has_word(t, "struct") ||
+                          has_word(t, "class") || has_word(t, "union") || has_word(t, "enum") ||
                           (has_word(t, "extern") && t.find('"') != std::string::npos);
         if (scope_word && !paren) return 0;
         if (scope_word && has_word(t, "extern") && !paren) return 0;
         if (paren) return 1;
         auto ends_with = [&](const char* w) {
             std::string word = w;
-            return t.size() >= word.size() && t.compare(t.size() - word.size(), word.size(), word) == 0 &&
+            return t.size() >= word.size() &&
+                   t.compare(t.size() - word.size(), word.size(), word) == 0 &&
                    (t.size() == word.size() || !ident_char(t[t.size() - word.size() - 1]));
         };
         if (ends_with("else") || ends_with("do") || ends_with("try") || ends_with("]") ||
@@ -214,7 +217,8 @@ private:
         // The callee: scan back over `ns::name<targs>`.
         std::size_t b = at;
         auto back_space = [&](std::size_t p) {
-            while (p > 0 && (!code_[p - 1] || std::isspace(static_cast<unsigned char>(s_[p - 1])))) --p;
+            while (p > 0 && (!code_[p - 1] || std::isspace(static_cast<unsigned char>(s_[p - 1]))))
+                --p;
             return p;
         };
         b = back_space(b);
@@ -225,8 +229,10 @@ private:
                 while (p > 0) {
                     --p;
                     if (!code_[p]) continue;
-                    if (s_[p] == '>') ++depth;
-                    else if (s_[p] == '<' && --depth == 0) break;
+                    if (s_[p] == '>')
+                        ++depth;
+                    else if (s_[p] == '<' && --depth == 0)
+                        break;
                 }
                 b = back_space(p);
             }
@@ -255,9 +261,12 @@ private:
         for (; i + 2 < s_.size(); ++i) {
             if (!code_[i]) continue;
             char c = s_[i];
-            if (c == '(' || c == '[' || c == '{') ++depth;
-            else if (c == ')' || c == ']' || c == '}') --depth;
-            else if (depth == 0 && s_.compare(i, 3, ">>>") == 0) break;
+            if (c == '(' || c == '[' || c == '{')
+                ++depth;
+            else if (c == ')' || c == ']' || c == '}')
+                --depth;
+            else if (depth == 0 && s_.compare(i, 3, ">>>") == 0)
+                break;
         }
         if (i + 2 >= s_.size()) {
             *error = "line " + std::to_string(line_of(at)) + ": <<< without >>>";
@@ -275,8 +284,8 @@ private:
             return false;
         }
         std::string args = text_of(open + 1, close - 1);
-        std::string text = "::cudalings_emu::Launch(__FILE__, __LINE__, \"" + escape(callee) + "\", " +
-                           flatten(cfg) + ").go([&](auto&... cudalings_a) { " + callee +
+        std::string text = "::cudalings_emu::Launch(__FILE__, __LINE__, \"" + escape(callee) +
+                           "\", " + flatten(cfg) + ").go([&](auto&... cudalings_a) { " + callee +
                            "(cudalings_a...); }" + (trim(args).empty() ? "" : ", " + args) + ")";
         std::size_t had = count_newlines(s_, b, close), has = count_newlines(text, 0, text.size());
         for (std::size_t k = has; k < had; ++k) text += "\n";
@@ -286,16 +295,20 @@ private:
     }
 
     // A __shared__ declaration whose statement began at `statement`.
-    bool shared(std::size_t statement, std::size_t at, bool in_code, std::size_t* next, std::string* error) {
+    bool shared(std::size_t statement, std::size_t at, bool in_code, std::size_t* next,
+                std::string* error) {
         statement = std::min(skip_space(statement), at);
         std::size_t end = at;
         int depth = 0;
         for (; end < s_.size(); ++end) {
             if (!code_[end]) continue;
             char c = s_[end];
-            if (c == '(' || c == '[' || c == '{') ++depth;
-            else if (c == ')' || c == ']' || c == '}') --depth;
-            else if (c == ';' && depth == 0) break;
+            if (c == '(' || c == '[' || c == '{')
+                ++depth;
+            else if (c == ')' || c == ']' || c == '}')
+                --depth;
+            else if (c == ';' && depth == 0)
+                break;
         }
         if (end >= s_.size()) {
             *error = "line " + std::to_string(line_of(at)) + ": __shared__ declaration without ;";
@@ -313,13 +326,15 @@ private:
         rest = trim(rest);
         std::size_t first_decl_end = top_level(rest, ",=[");
         std::size_t name_end = first_decl_end;
-        while (name_end > 0 && std::isspace(static_cast<unsigned char>(rest[name_end - 1]))) --name_end;
+        while (name_end > 0 && std::isspace(static_cast<unsigned char>(rest[name_end - 1])))
+            --name_end;
         std::size_t name_begin = name_end;
         while (name_begin > 0 && ident_char(rest[name_begin - 1])) --name_begin;
         std::string name = rest.substr(name_begin, name_end - name_begin);
         std::string type = trim(rest.substr(0, name_begin));
         if (name.empty() || type.empty()) {
-            *error = "line " + std::to_string(line_of(at)) + ": cannot read this __shared__ declaration";
+            *error =
+                "line " + std::to_string(line_of(at)) + ": cannot read this __shared__ declaration";
             return false;
         }
         std::string text;
@@ -330,12 +345,14 @@ private:
                            : "static ::cudalings_emu::DynamicShared<" + type + "> " + name + ";";
         } else {
             // __shared__ -> static (the word at `at`, not one in a comment before it)
-            text = s_.substr(statement, at - statement) + (has_word(decl, "static") ? "" : "static") +
+            text = s_.substr(statement, at - statement) +
+                   (has_word(decl, "static") ? "" : "static") +
                    s_.substr(at + 10, end + 1 - (at + 10));
             for (const auto& n : declarator_names(rest))
                 text += " ::cudalings_emu::shared_var(&" + n + ", sizeof(" + n + "));";
         }
-        std::size_t had = count_newlines(s_, statement, end + 1), has = count_newlines(text, 0, text.size());
+        std::size_t had = count_newlines(s_, statement, end + 1),
+                    has = count_newlines(text, 0, text.size());
         for (std::size_t k = has; k < had; ++k) text += "\n";
         edits_.push_back({statement, end + 1, text});
         *next = end + 1;
@@ -431,7 +448,8 @@ private:
 
 }  // namespace
 
-bool rewrite(const std::string& source, const std::string& path, std::string* out, std::string* error) {
+bool rewrite(const std::string& source, const std::string& path, std::string* out,
+             std::string* error) {
     Rewriter r(source);
     if (!r.run(error)) return false;
     std::string escaped;

@@ -6,6 +6,7 @@
 namespace cudalings_emu_tools {
 
 // Rewrites CUDA source text for the emulator. `path` is named in the #line directive.
-bool rewrite(const std::string& source, const std::string& path, std::string* out, std::string* error);
+bool rewrite(const std::string& source, const std::string& path, std::string* out,
+             std::string* error);
 
 }  // namespace cudalings_emu_tools

@@ -20,9 +20,12 @@ void require_gpu() {
     if (!gpu_present()) SKIP(gpu_absent_reason());
 }
 
-json check_json(const std::vector<std::string>& args, const std::string& state = fresh_state_dir()) {
+json check_json(const std::vector<std::string>& args,
+                const std::string& state = fresh_state_dir()) {
     auto r = cudalings(args, state);
-    INFO("exit " << r.code << "\nstdout:\n" << r.out.substr(0, 4000) << "\nstderr:\n" << r.err.substr(0, 2000));
+    INFO("exit " << r.code << "\nstdout:\n"
+                 << r.out.substr(0, 4000) << "\nstderr:\n"
+                 << r.err.substr(0, 2000));
     REQUIRE(r.code != -2);
     return json::parse(r.out);
 }
@@ -33,8 +36,8 @@ TEST_CASE("every solution step passes on the GPU, with timing", "[gpu]") {
     auto j = check_json({"check", "--all", "--solutions", "--json"});
     REQUIRE(j["results"].size() > 0);
     for (const auto& r : j["results"]) {
-        INFO(r["step"].get<std::string>() << ": " << r["verdict"].get<std::string>() << " — "
-                                          << r["reason"].get<std::string>());
+        INFO(r["step"].get<std::string>()
+             << ": " << r["verdict"].get<std::string>() << " — " << r["reason"].get<std::string>());
         CHECK(r["verdict"] == "PASS");
         if (r["timing"].is_object()) {
             CHECK(r["timing"]["learner"]["median_us"].get<double>() > 0);
@@ -50,7 +53,8 @@ TEST_CASE("every skeleton step compiles, runs and fails on the GPU", "[gpu]") {
     REQUIRE(j["results"].size() > 0);
     for (const auto& r : j["results"]) {
         std::string verdict = r["verdict"];
-        INFO(r["step"].get<std::string>() << ": " << verdict << " — " << r["reason"].get<std::string>());
+        INFO(r["step"].get<std::string>()
+             << ": " << verdict << " — " << r["reason"].get<std::string>());
         CHECK(verdict != "PASS");
         CHECK(verdict != "SKIPPED");
         CHECK(verdict != "COMPILE_ERROR");

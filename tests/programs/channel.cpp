@@ -1,7 +1,7 @@
 // A child program that writes a line on the result channel (fd 3), then exits with argv[1].
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 int main(int argc, char** argv) {
     const char* line = "{\"event\":\"hello\"}\n";

@@ -1,8 +1,8 @@
 // A child program that floods stdout and stderr (argv[1] MiB each), then forks a grandchild
 // that keeps writing forever: the supervisor must cap the output and kill the whole group.
+#include <unistd.h>
 #include <cstdlib>
 #include <cstring>
-#include <unistd.h>
 
 int main(int argc, char** argv) {
     long mib = argc > 1 ? std::atol(argv[1]) : 64;

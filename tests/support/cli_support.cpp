@@ -3,9 +3,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <cctype>
 #include <iterator>
 #include <map>
 #include <sstream>
@@ -44,9 +44,9 @@ Run cudalings(std::vector<std::string> args, const std::string& state, const std
 
 std::string course_with(const std::string& fixture, const std::string& step_file) {
     static int counter = 0;
-    fs::path root = fs::temp_directory_path() / ("cudalings_test_course_" +
-                                                 std::to_string(::getpid()) + "_" +
-                                                 std::to_string(counter++));
+    fs::path root =
+        fs::temp_directory_path() /
+        ("cudalings_test_course_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::remove_all(root);
     fs::path src = CUDALINGS_SOURCE_DIR;
     fs::create_directories(root);
@@ -118,7 +118,8 @@ FixtureSpec read_fixture(const std::string& path) {
         std::string lesson = fs::path(path).parent_path().filename().string();
         std::vector<std::string> steps;
         for (auto& e : fs::directory_iterator(fs::path(CUDALINGS_SOURCE_DIR) / "lessons" / lesson))
-            if (e.path().extension() == ".cu" && std::isdigit(static_cast<unsigned char>(e.path().filename().string()[0])))
+            if (e.path().extension() == ".cu" &&
+                std::isdigit(static_cast<unsigned char>(e.path().filename().string()[0])))
                 steps.push_back(e.path().filename().string());
         std::sort(steps.begin(), steps.end());
         if (!steps.empty()) spec.step = lesson + "/" + steps.front();
@@ -147,7 +148,8 @@ std::string make_submission(const FixtureSpec& fixture, const std::string& paren
     fs::copy(src / "lessons", root / "lessons", fs::copy_options::recursive);
     fs::create_directory_symlink(src / "solutions", root / "solutions");
     fs::create_directory_symlink(src / "checker", root / "checker");
-    fs::copy_file(fixture.path, root / "lessons" / fixture.step, fs::copy_options::overwrite_existing);
+    fs::copy_file(fixture.path, root / "lessons" / fixture.step,
+                  fs::copy_options::overwrite_existing);
     return root.string();
 }
 
@@ -155,15 +157,18 @@ std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures
     std::vector<std::string> problems;
     if (fixtures.empty()) return problems;
     static int counter = 0;
-    fs::path parent = fs::temp_directory_path() /
-                      ("cudalings_fixtures_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::path parent =
+        fs::temp_directory_path() /
+        ("cudalings_fixtures_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
     fs::remove_all(parent);
     fs::path out = parent / "results";
     std::vector<std::string> args{"grade"};
-    for (const auto& f : fixtures) args.push_back(make_submission(f, (parent / "submissions").string()));
+    for (const auto& f : fixtures)
+        args.push_back(make_submission(f, (parent / "submissions").string()));
     std::string step = fixtures.front().step.substr(0, fixtures.front().step.size() - 3);
     // A hang is told apart after 8 s without progress: enough for any fixture's real work.
-    args.insert(args.end(), {"--step", step, "--repeat", "2", "--out", out.string(), "--case-timeout", "8"});
+    args.insert(args.end(),
+                {"--step", step, "--repeat", "2", "--out", out.string(), "--case-timeout", "8"});
     if (!fixtures.front().timing) args.push_back("--no-time");
     for (const auto& flag : fixtures.front().flags) args.push_back(flag);
     Run r = cudalings(args);
@@ -189,12 +194,14 @@ std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures
                 verdict = std::string("(unreadable: ") + e.what() + ")";
             }
             if (verdict != f.expect)
-                problems.push_back(f.name + " round " + std::to_string(round) + ": expected " + f.expect +
-                                   ", got " + verdict + " — " + report.substr(0, 600));
-            else if (!f.reason.empty() && report.find(nlohmann::json(f.reason).dump().substr(1, nlohmann::json(f.reason).dump().size() - 2)) == std::string::npos)
+                problems.push_back(f.name + " round " + std::to_string(round) + ": expected " +
+                                   f.expect + ", got " + verdict + " — " + report.substr(0, 600));
+            else if (!f.reason.empty() &&
+                     report.find(nlohmann::json(f.reason).dump().substr(
+                         1, nlohmann::json(f.reason).dump().size() - 2)) == std::string::npos)
                 problems.push_back(f.name + " round " + std::to_string(round) + ": " + f.expect +
-                                   " but the report does not mention \"" + f.reason + "\": " +
-                                   report.substr(0, 800));
+                                   " but the report does not mention \"" + f.reason +
+                                   "\": " + report.substr(0, 800));
         }
     }
     std::error_code ec;

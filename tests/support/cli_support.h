@@ -29,10 +29,10 @@ std::string gpu_absent_reason();
 //   // flags: --sanitize    // needs: cpu|gpu          // timing: yes
 struct FixtureSpec {
     std::string path;
-    std::string name;    // file name without .cu
+    std::string name;  // file name without .cu
     std::string expect;
     std::string reason;
-    std::string step;    // the step whose file the fixture replaces (relative to lessons/)
+    std::string step;  // the step whose file the fixture replaces (relative to lessons/)
     std::vector<std::string> flags;
     bool needs_gpu = true;
     bool timing = false;

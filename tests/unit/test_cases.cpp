@@ -14,8 +14,8 @@ std::vector<SizeOutcome> outcomes(bool (*passes)(std::uint64_t)) {
 
 TEST_CASE("the size ladder has the edge cases that catch real bugs", "[cases]") {
     auto sizes = standard_sizes();
-    const std::uint64_t must[] = {1, 31, 32, 33, 255, 256, 257, 1000, (1u << 20) + 3, 1u << 24,
-                                  1u << 28};
+    const std::uint64_t must[] = {1,        31,      32, 33, 255, 256, 257, 1000, (1u << 20) + 3,
+                                  1u << 24, 1u << 28};
     REQUIRE(sizes.size() == std::size(must));
     for (std::size_t i = 0; i < sizes.size(); ++i) CHECK(sizes[i] == must[i]);
     CHECK(sizes.back() == kTimedSize);
@@ -52,7 +52,8 @@ TEST_CASE("no pattern when everything passes, everything fails, or failures are 
           "[cases]") {
     CHECK(size_pattern_hint(outcomes([](std::uint64_t) { return true; })).empty());
     CHECK(size_pattern_hint(outcomes([](std::uint64_t) { return false; })).empty());
-    CHECK(size_pattern_hint(outcomes([](std::uint64_t n) { return n != 33 && n != 1000; })).empty());
+    CHECK(
+        size_pattern_hint(outcomes([](std::uint64_t n) { return n != 33 && n != 1000; })).empty());
 }
 
 TEST_CASE("mismatch shapes are described in words", "[cases]") {

@@ -42,7 +42,8 @@ TEST_CASE("list shows every lesson and step, and the next one", "[cli]") {
 }
 
 TEST_CASE("list works from any directory inside the course", "[cli]") {
-    auto r = cudalings({"list"}, fresh_state_dir(), std::string(CUDALINGS_SOURCE_DIR) + "/lessons/01_vector_add");
+    auto r = cudalings({"list"}, fresh_state_dir(),
+                       std::string(CUDALINGS_SOURCE_DIR) + "/lessons/01_vector_add");
     CHECK(r.code == 0);
     CHECK_THAT(r.out, ContainsSubstring("01_vector_add"));
 }
@@ -54,8 +55,9 @@ TEST_CASE("hint prints the step's hint from the manifest", "[cli]") {
 }
 
 TEST_CASE("a compile error is reported with the learner's file and line", "[cli]") {
-    auto root = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
-                            "01_vector_add/01_one_thread_per_element.cu");
+    auto root = course_with(
+        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        "01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1"});
     CHECK(r.code == 1);
     CHECK_THAT(r.out, ContainsSubstring("01_one_thread_per_element.cu:11: error:"));
@@ -69,8 +71,9 @@ TEST_CASE("a compile error is reported with the learner's file and line", "[cli]
 }
 
 TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
-    auto root = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
-                            "01_vector_add/01_one_thread_per_element.cu");
+    auto root = course_with(
+        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        "01_vector_add/01_one_thread_per_element.cu");
     fs::remove(fs::path(root) / "lessons/01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1"});
     CHECK(r.code == 1);
@@ -78,7 +81,8 @@ TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
     remove_course(root);
 }
 
-TEST_CASE("without a GPU and --no-emulate, check compiles and then skips with exit code 77", "[cli]") {
+TEST_CASE("without a GPU and --no-emulate, check compiles and then skips with exit code 77",
+          "[cli]") {
     if (gpu_present()) SKIP("a GPU is present: the no-GPU path is covered by CI");
     auto state = fresh_state_dir();
     auto r = cudalings({"check", "1/1", "--no-emulate"}, state);
@@ -109,16 +113,19 @@ TEST_CASE("without a GPU, check emulates the step on the CPU: correctness only",
 
 TEST_CASE("grade checks every submission, writes each result, and survives bad ones", "[cli]") {
     namespace fs = std::filesystem;
-    auto good = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/solutions/01_vector_add/01_one_thread_per_element.cu",
-                            "01_vector_add/01_one_thread_per_element.cu");
-    auto bad = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
-                           "01_vector_add/01_one_thread_per_element.cu");
-    auto empty = fs::temp_directory_path() / ("cudalings_empty_submission_" + std::to_string(::getpid()));
+    auto good = course_with(
+        std::string(CUDALINGS_SOURCE_DIR) + "/solutions/01_vector_add/01_one_thread_per_element.cu",
+        "01_vector_add/01_one_thread_per_element.cu");
+    auto bad = course_with(
+        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        "01_vector_add/01_one_thread_per_element.cu");
+    auto empty =
+        fs::temp_directory_path() / ("cudalings_empty_submission_" + std::to_string(::getpid()));
     fs::create_directories(empty);
     auto out = fs::temp_directory_path() / ("cudalings_grade_out_" + std::to_string(::getpid()));
     fs::remove_all(out);
-    auto r = cudalings({"grade", good, bad, empty.string(), "--step", "1/1", "--no-time", "--repeat", "2",
-                        "--out", out.string()});
+    auto r = cudalings({"grade", good, bad, empty.string(), "--step", "1/1", "--no-time",
+                        "--repeat", "2", "--out", out.string()});
     CHECK(r.code == 1);  // the compile error and the empty folder fail
     CHECK_THAT(r.err, ContainsSubstring("[6/6]"));
     CHECK_THAT(r.out, ContainsSubstring("failed"));
@@ -130,7 +137,8 @@ TEST_CASE("grade checks every submission, writes each result, and survives bad o
     auto bad_result = nlohmann::json::parse(
         std::ifstream(out / (fs::path(bad).filename().string() + ".round2.json")));
     CHECK(bad_result["results"][0]["verdict"] == "COMPILE_ERROR");
-    auto empty_result = nlohmann::json::parse(std::ifstream(out / (empty.filename().string() + ".round1.json")));
+    auto empty_result =
+        nlohmann::json::parse(std::ifstream(out / (empty.filename().string() + ".round1.json")));
     CHECK(empty_result.contains("internal_error"));
     remove_course(good);
     remove_course(bad);
@@ -140,7 +148,8 @@ TEST_CASE("grade checks every submission, writes each result, and survives bad o
 
 // The fixtures whose verdict needs no GPU (build errors and the policy screen), graded twice in
 // one batch on every machine, CI included.
-TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in one batch", "[cli]") {
+TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in one batch",
+          "[cli]") {
     std::map<std::string, std::vector<FixtureSpec>> groups;
     for (const auto& f : all_fixtures()) {
         if (f.needs_gpu) continue;
@@ -157,8 +166,9 @@ TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in o
 }
 
 TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner's line", "[cli]") {
-    auto root = course_with(std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/one_past_end.cu",
-                            "01_vector_add/01_one_thread_per_element.cu");
+    auto root = course_with(
+        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/one_past_end.cu",
+        "01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1", "--emulate", "--json"});
     auto j = nlohmann::json::parse(r.out);
     const auto& step = j["results"][0];

@@ -65,10 +65,12 @@ TEST_CASE("the cache key changes with content, flags and compiler, not with the 
 
 TEST_CASE("nvcc and host-compiler diagnostics are read back as file:line", "[compile]") {
     std::string output =
-        "lessons/01_vector_add/01_one_thread_per_element.cu(23): error: identifier \"i\" is undefined\n"
+        "lessons/01_vector_add/01_one_thread_per_element.cu(23): error: identifier \"i\" is "
+        "undefined\n"
         "        c[i] = a[i] + b[i];\n"
         "          ^\n"
-        "lessons/01_vector_add/01_one_thread_per_element.cu(12): warning #177-D: variable \"x\" was declared but never referenced\n"
+        "lessons/01_vector_add/01_one_thread_per_element.cu(12): warning #177-D: variable \"x\" "
+        "was declared but never referenced\n"
         "/tmp/x.cu:7:3: error: expected ';' before '}' token\n"
         "ptxas error   : Entry function uses too much shared data\n"
         "1 error detected in the compilation of \"x.cu\".\n";

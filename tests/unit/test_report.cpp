@@ -71,7 +71,7 @@ TEST_CASE("a passing report shows time, bandwidth, percent of copy and the refer
     auto text = render_text(r, {});
     CHECK_THAT(text, ContainsSubstring("compile  ok (cached)"));
     CHECK_THAT(text, ContainsSubstring("n = 2^28: 800.0 µs"));
-    CHECK_THAT(text, ContainsSubstring("4.03 TB/s"));   // 3.22 GB / 800 µs
+    CHECK_THAT(text, ContainsSubstring("4.03 TB/s"));  // 3.22 GB / 800 µs
     CHECK_THAT(text, ContainsSubstring("93.6% of copy bandwidth"));
     CHECK_THAT(text, ContainsSubstring("0.97x the reference"));
     CHECK_THAT(text, ContainsSubstring("floor    749.1 µs"));
@@ -89,8 +89,9 @@ TEST_CASE("a compile error shows the learner's file:line and the first error", "
                      {"lessons/01_vector_add/01_one_thread_per_element.cu", 12, "error", "x"}};
     r.compiler_output = "line one\nline two\n";
     auto text = render_text(r, {});
-    CHECK_THAT(text, ContainsSubstring(
-                         "01_one_thread_per_element.cu:11: error: identifier \"blocks\" is undefined"));
+    CHECK_THAT(text,
+               ContainsSubstring(
+                   "01_one_thread_per_element.cu:11: error: identifier \"blocks\" is undefined"));
     CHECK_THAT(text, ContainsSubstring("the first of 2 errors"));
     CHECK_THAT(text, ContainsSubstring("| line two"));
     CHECK_THAT(text, ContainsSubstring("COMPILE_ERROR"));

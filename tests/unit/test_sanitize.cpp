@@ -10,18 +10,20 @@ TEST_CASE("memcheck findings in the learner's file are read back with file:line"
     const char* out =
         "========= COMPUTE-SANITIZER\n"
         "========= Invalid __global__ write of size 4 bytes\n"
-        "=========     at add(const float *, const float *, float *, unsigned long)+0x1b0 in /home/me/course/lessons/01_vector_add/01_one_thread_per_element.cu:7\n"
+        "=========     at add(const float *, const float *, float *, unsigned long)+0x1b0 in "
+        "/home/me/course/lessons/01_vector_add/01_one_thread_per_element.cu:7\n"
         "=========     by thread (1,0,0) in block (0,0,0)\n"
         "=========     Address 0x7f2c4e000404 is out of bounds\n"
         "=========     Saved host backtrace up to driver entry point at kernel launch time\n"
         "=========         Host Frame: [0x2f3c1] in libcuda.so.1\n"
         "========= \n"
         "========= Invalid __global__ read of size 4 bytes\n"
-        "=========     at generate_kernel(float *, unsigned long, harness::Dist, unsigned long)+0x90 in /src/checker/runner/harness.cu:40\n"
+        "=========     at generate_kernel(float *, unsigned long, harness::Dist, unsigned "
+        "long)+0x90 in /src/checker/runner/harness.cu:40\n"
         "========= \n"
         "========= ERROR SUMMARY: 2 errors\n";
-    auto f = parse_sanitizer_output(out, "memcheck",
-                                    "/home/me/course/lessons/01_vector_add/01_one_thread_per_element.cu");
+    auto f = parse_sanitizer_output(
+        out, "memcheck", "/home/me/course/lessons/01_vector_add/01_one_thread_per_element.cu");
     REQUIRE(f.size() == 1);  // the runner's own kernel is not the learner's finding
     CHECK(f[0].tool == "memcheck");
     CHECK(f[0].message == "Invalid __global__ write of size 4 bytes");
@@ -32,8 +34,10 @@ TEST_CASE("memcheck findings in the learner's file are read back with file:line"
 
 TEST_CASE("racecheck reports name both accesses", "[sanitize]") {
     const char* out =
-        "========= Error: Race reported between Write access at stage(float const *, float *)+0x90 in /c/lessons/x/race.cu:10\n"
-        "=========     and Read access at stage(float const *, float *)+0xb0 in /c/lessons/x/race.cu:12 [248 hazards]\n"
+        "========= Error: Race reported between Write access at stage(float const *, float *)+0x90 "
+        "in /c/lessons/x/race.cu:10\n"
+        "=========     and Read access at stage(float const *, float *)+0xb0 in "
+        "/c/lessons/x/race.cu:12 [248 hazards]\n"
         "========= \n"
         "========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)\n";
     auto f = parse_sanitizer_output(out, "racecheck", "/c/lessons/x/race.cu");
