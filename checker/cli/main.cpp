@@ -187,6 +187,26 @@ int cmd_hint(const Options& o) {
     return exit_code::pass;
 }
 
+// What `check` and `grade` share: limits, timing, the sanitizer, and the seed (the one asked for,
+// or a fresh one). False, after saying why, when the seed is not hexadecimal.
+bool check_options(const Options& o, CheckOptions& options) {
+    options.timing = !o.no_time;
+    options.compile_seconds = o.compile_timeout;
+    options.case_idle_seconds = o.case_timeout;
+    options.sanitize = o.sanitize;
+    if (o.seed.empty()) {
+        options.seed = fresh_seed();
+        return true;
+    }
+    char* end = nullptr;
+    options.seed = std::strtoull(o.seed.c_str(), &end, 16);
+    if (!end || *end) {
+        std::cerr << "cudalings: --seed takes the hexadecimal seed a report printed\n";
+        return false;
+    }
+    return true;
+}
+
 // Rows for every timed step that passed, then the lesson's library baselines, timed now.
 Staircase staircase(Checker& checker, const LessonInfo& lesson,
                     const std::vector<StepReport>& reports) {
@@ -225,26 +245,13 @@ int cmd_check(const Options& o) {
         return exit_code::pass;
     }
     CheckOptions options;
-    options.timing = !o.no_time;
-    options.compile_seconds = o.compile_timeout;
-    options.case_idle_seconds = o.case_timeout;
-    options.sanitize = o.sanitize;
+    if (!check_options(o, options)) return exit_code::usage;
     // cudalings emulator (checker/core/emulate.h): forced, or automatic where no GPU exists
     options.emulate = o.emulate || o.explain;
     options.explain = o.explain;
 #if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
     options.emulate_without_gpu = !o.no_emulate;
 #endif
-    if (!o.seed.empty()) {
-        char* end = nullptr;
-        options.seed = std::strtoull(o.seed.c_str(), &end, 16);
-        if (!end || *end) {
-            std::cerr << "cudalings: --seed takes the hexadecimal seed a report printed\n";
-            return exit_code::usage;
-        }
-    } else {
-        options.seed = fresh_seed();
-    }
     Checker checker(paths, m, options);
     bool tty_progress = !o.json && ::isatty(2);
     if (tty_progress)
@@ -330,6 +337,8 @@ int cmd_grade(const Options& o, const std::vector<std::string>& submissions,
         std::cerr << "cudalings: cannot create " << out_dir << "\n";
         return exit_code::usage;
     }
+    CheckOptions options;
+    if (!check_options(o, options)) return exit_code::usage;
     int failed_total = 0, passed_total = 0, skipped_total = 0;
     nlohmann::json summary = nlohmann::json::array();
     std::size_t total = submissions.size() * static_cast<std::size_t>(repeat), done = 0;
@@ -349,14 +358,9 @@ int cmd_grade(const Options& o, const std::vector<std::string>& submissions,
                 if (!fs::is_directory(paths.root + "/lessons"))
                     throw std::runtime_error(paths.root + " has no lessons/ folder");
                 paths.include_root = course.root;  // the contract comes from the instructor's copy
-                CheckOptions options;
-                options.timing = !o.no_time;
-                options.compile_seconds = o.compile_timeout;
-                options.case_idle_seconds = o.case_timeout;
-                options.sanitize = o.sanitize;
-                options.seed =
-                    o.seed.empty() ? fresh_seed() : std::strtoull(o.seed.c_str(), nullptr, 16);
-                Checker checker(paths, m, options);
+                CheckOptions mine = options;
+                if (o.seed.empty()) mine.seed = fresh_seed();  // fresh inputs per submission
+                Checker checker(paths, m, mine);
                 nlohmann::json results = nlohmann::json::array();
                 for (const auto& ref : steps) {
                     StepReport r = checker.check(ref, false);

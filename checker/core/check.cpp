@@ -93,17 +93,10 @@ std::vector<std::string> headers_in(const std::vector<std::string>& dirs) {
     return headers;
 }
 
-// Where a program lives on PATH, for nvcc's identity in the cache key.
+// nvcc's identity in the cache key: where it lives on PATH.
 std::string which(const std::string& program) {
-    if (program.find('/') != std::string::npos) return program;
-    const char* path = std::getenv("PATH");
-    std::istringstream dirs(path ? path : "");
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-        std::string candidate = dir + "/" + program;
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    }
-    return program;
+    std::string found = find_program(program);
+    return found.empty() ? program : found;
 }
 
 std::string file_identity(const std::string& path) {
@@ -334,8 +327,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     CompileRequest request;
     request.nvcc = nvcc();
     request.source = source;
-    request.include_dirs = {paths_.lesson_dir(lesson),
-                            paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
+    request.include_dirs = {paths_.lesson_dir(lesson), paths_.common_dir()};
     const GpuInfo& g = gpu();
     request.arch = g.present ? g.arch : "";
     std::string key = compile_cache_key(request, file_identity(which(request.nvcc)),
@@ -343,7 +335,6 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     std::string dir = paths_.state_dir + "/build";
     object = dir + "/" + key + ".so";
     std::string log = dir + "/" + key + ".log";
-    bool have_object = false;
     if (options_.use_cache && ::access(object.c_str(), R_OK) == 0) {
         report.compile_cached = true;
         bool ok = false;
@@ -408,7 +399,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
             "nvcc did not finish within " + std::to_string(int(options_.compile_seconds)) + " s";
         return false;
     }
-    have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
+    bool have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
     if (!have_object) {
         std::error_code ec;
         fs::remove(temporary, ec);
@@ -780,8 +771,7 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     b.cxx = host_compiler();
     b.emulator_include = emulator_include_dir(paths_.tool_dir);
     b.cuda_include = cuda_include_dir();
-    b.include_dirs = {paths_.lesson_dir(lesson),
-                      paths_.lesson_dir(LessonInfo{"common", "", "", {}, {}})};
+    b.include_dirs = {paths_.lesson_dir(lesson), paths_.common_dir()};
     b.source = fs::absolute(report.file).string();
     std::string key = emulated_cache_key(b, headers_in(b.include_dirs));
     std::string dir = paths_.state_dir + "/build-emu";

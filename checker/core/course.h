@@ -23,8 +23,10 @@ struct CoursePaths {
     // Where the lesson headers (the exercise contract) are taken from: the course itself, or,
     // when grading submissions, the instructor's trusted copy.
     std::string include_root;
-    std::string lesson_dir(const LessonInfo& l) const {
-        return (include_root.empty() ? root : include_root) + "/lessons/" + l.id;
+    std::string lesson_dir(const LessonInfo& l) const { return lessons_root() + l.id; }
+    std::string common_dir() const { return lessons_root() + "common"; }  // shared headers
+    std::string lessons_root() const {
+        return (include_root.empty() ? root : include_root) + "/lessons/";
     }
     std::string step_file(const LessonInfo& l, const StepInfo& s, bool solution) const;
     std::string reference_object(const LessonInfo& l, const StepInfo& s) const;

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <filesystem>
 #include <sstream>
+#include <unordered_map>
 
 namespace fs = std::filesystem;
 
@@ -34,11 +35,16 @@ std::string normal(const std::string& path) {
     return ec ? fs::path(path).lexically_normal().string() : p.string();
 }
 
-bool under(const std::string& path, const std::string& dir) {
-    std::string d = normal(dir);
-    std::string p = normal(path);
+// Both already normal().
+bool under(const std::string& p, const std::string& d) {
     return !d.empty() && p.size() > d.size() && p.compare(0, d.size(), d) == 0 &&
            (p[d.size()] == '/' || d.back() == '/');
+}
+
+std::vector<std::string> normal_all(const std::vector<std::string>& paths) {
+    std::vector<std::string> out;
+    for (const auto& p : paths) out.push_back(normal(p));
+    return out;
 }
 
 // Which library a header path belongs to, if one of the screened ones.
@@ -89,6 +95,11 @@ void for_each_identifier(std::string_view line, F&& f) {
 
 std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
                                                    const PolicyRules& rules) {
+    // Directories are resolved once, and each file once: a preprocessed file has thousands of
+    // line markers for a few dozen files, and resolving a path asks the file system.
+    const std::vector<std::string> screened_dirs = normal_all(rules.screened_dirs);
+    const std::vector<std::string> forbidden_dirs = normal_all(rules.forbidden_dirs);
+    std::unordered_map<std::string, bool> screened_file;  // path -> its text is screened
     std::istringstream lines{std::string(text)};
     std::string line, current;
     bool screen_current = false;
@@ -99,19 +110,26 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
         if (parse_marker(line, path, marker_line)) {
             current = path;
             lineno = marker_line - 1;
-            screen_current = false;
-            for (const auto& dir : rules.screened_dirs)
-                screen_current = screen_current || under(path, dir);
+            auto known = screened_file.find(path);
+            if (known != screened_file.end()) {
+                screen_current = known->second;
+                continue;
+            }
             std::string lib = library_of(path);
             if (!lib.empty() && forbidden(rules.forbidden_libraries, lib))
                 return PolicyViolation{
                     "no-" + lib, "this step may not use " + lib + ": the file includes " + path};
-            for (const auto& dir : rules.forbidden_dirs)
-                if (under(path, dir))
+            std::string resolved = normal(path);
+            for (const auto& dir : forbidden_dirs)
+                if (under(resolved, dir))
                     return PolicyViolation{"no-foreign-files",
                                            "the file includes " + path +
                                                ", which belongs to the course's solutions or the "
                                                "checker"};
+            screen_current = false;
+            for (const auto& dir : screened_dirs)
+                screen_current = screen_current || under(resolved, dir);
+            screened_file[path] = screen_current;
             continue;
         }
         ++lineno;
@@ -119,17 +137,17 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
         std::optional<PolicyViolation> found;
         for_each_identifier(line, [&](std::string_view id, bool scope) {
             if (found) return;
-            std::string where = " (" + current + ":" + std::to_string(lineno) + ")";
+            auto where = [&] { return " (" + current + ":" + std::to_string(lineno) + ")"; };
             if ((id == "cub" || id == "thrust") && scope &&
                 forbidden(rules.forbidden_libraries, std::string(id)))
                 found = PolicyViolation{"no-" + std::string(id),
-                                        "this step may not use " + std::string(id) + where};
+                                        "this step may not use " + std::string(id) + where()};
             else if (id.rfind("cublas", 0) == 0 && forbidden(rules.forbidden_libraries, "cublas"))
-                found = PolicyViolation{
-                    "no-cublas", "this step may not use cuBLAS (" + std::string(id) + ")" + where};
+                found = PolicyViolation{"no-cublas", "this step may not use cuBLAS (" +
+                                                         std::string(id) + ")" + where()};
             else if (id == "dlopen" || id == "dlsym" || id == "dlmopen" || id == "dlvsym")
                 found = PolicyViolation{"no-dlopen", "a step may not load libraries itself (" +
-                                                         std::string(id) + ")" + where};
+                                                         std::string(id) + ")" + where()};
         });
         if (found) return found;
     }

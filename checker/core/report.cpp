@@ -179,6 +179,37 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
     return s.str();
 }
 
+namespace {
+
+// A staircase row's derived figures. Speedups compare rates (bytes per second), so rows timed
+// at different sizes still compare; the first row is the base (1.00x, no previous).
+struct StairFigures {
+    double gbps = 0, percent_of_copy = 0, vs_first = 1, vs_previous = 1;
+    bool has_previous = false;
+};
+
+std::vector<StairFigures> stair_figures(const Staircase& st) {
+    std::vector<StairFigures> out;
+    double first = 0, previous = 0;
+    for (const auto& r : st.rows) {
+        StairFigures f;
+        f.gbps = r.median_us > 0 ? r.bytes / r.median_us / 1e3 : 0;
+        f.percent_of_copy = st.copy_gbps > 0 ? 100 * f.gbps / st.copy_gbps : 0;
+        f.has_previous = first > 0;
+        if (f.has_previous) {
+            f.vs_first = f.gbps / first;
+            f.vs_previous = f.gbps / previous;
+        } else {
+            first = f.gbps;
+        }
+        previous = f.gbps;
+        out.push_back(f);
+    }
+    return out;
+}
+
+}  // namespace
+
 std::string render_staircase(const Staircase& st, const RenderOptions& o) {
     std::ostringstream s;
     s << paint(o, "\033[1m", st.lesson + " staircase") << " (n = " << format_size(st.n)
@@ -189,45 +220,41 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
         return text + std::string(width - text.size() + 2, ' ');
     };
     s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev\n";
-    double first = 0, previous = 0;
-    for (const auto& r : st.rows) {
-        double gbps = r.median_us > 0 ? r.bytes / r.median_us / 1e3 : 0;
+    auto figures = stair_figures(st);
+    for (std::size_t i = 0; i < st.rows.size(); ++i) {
+        const auto& r = st.rows[i];
+        const auto& f = figures[i];
         char line[160];
         std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%", format_time_us(r.median_us).c_str(),
-                      format_rate(gbps).c_str(),
-                      st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0);
+                      format_rate(f.gbps).c_str(), f.percent_of_copy);
         s << "  " << pad(r.label) << line;
-        // Speedups compare rates (bytes per second), so rows timed at different sizes compare.
-        if (first > 0) {
-            std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", gbps / first, gbps / previous);
+        if (f.has_previous) {
+            std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", f.vs_first, f.vs_previous);
             s << line;
         } else {
             s << "     1.00x        -";
         }
         if (r.n && r.n != st.n) s << "   (n = " << format_size(r.n) << ")";
         s << "\n";
-        if (first == 0) first = gbps;
-        previous = gbps;
     }
     return s.str();
 }
 
 nlohmann::json to_json(const Staircase& st) {
     nlohmann::json rows = nlohmann::json::array();
-    double first = 0, previous = 0;
-    for (const auto& r : st.rows) {
-        double gbps = r.median_us > 0 ? r.bytes / r.median_us / 1e3 : 0;
+    auto figures = stair_figures(st);
+    for (std::size_t i = 0; i < st.rows.size(); ++i) {
+        const auto& r = st.rows[i];
+        const auto& f = figures[i];
         rows.push_back({{"label", r.label},
                         {"title", r.title},
                         {"baseline", r.baseline},
                         {"median_us", r.median_us},
-                        {"gbps", gbps},
-                        {"percent_of_copy", st.copy_gbps > 0 ? 100 * gbps / st.copy_gbps : 0.0},
+                        {"gbps", f.gbps},
+                        {"percent_of_copy", f.percent_of_copy},
                         {"n", r.n ? r.n : st.n},
-                        {"vs_first", first > 0 ? gbps / first : 1.0},
-                        {"vs_previous", previous > 0 ? gbps / previous : 1.0}});
-        if (first == 0) first = gbps;
-        previous = gbps;
+                        {"vs_first", f.vs_first},
+                        {"vs_previous", f.vs_previous}});
     }
     return {{"lesson", st.lesson}, {"n", st.n}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
 }

@@ -1,5 +1,7 @@
 #include "sanitize.h"
 
+#include "supervise.h"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -114,14 +116,7 @@ std::string find_sanitizer(const std::string& nvcc) {
     candidates.push_back("/usr/local/cuda/compute-sanitizer/compute-sanitizer");
     for (const auto& c : candidates)
         if (::access(c.c_str(), X_OK) == 0) return c.string();
-    const char* path = std::getenv("PATH");
-    std::istringstream dirs(path ? path : "");
-    std::string dir;
-    while (std::getline(dirs, dir, ':')) {
-        fs::path c = fs::path(dir) / "compute-sanitizer";
-        if (::access(c.c_str(), X_OK) == 0) return c.string();
-    }
-    return {};
+    return find_program("compute-sanitizer");
 }
 
 }  // namespace cudalings

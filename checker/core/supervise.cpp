@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 
 extern char** environ;
 
@@ -167,6 +169,18 @@ class MemoryCgroup {
 }
 
 }  // namespace
+
+std::string find_program(const std::string& program) {
+    if (program.find('/') != std::string::npos) return program;
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "");
+    std::string dir;
+    while (std::getline(dirs, dir, ':')) {
+        std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    return {};
+}
 
 bool memory_cgroups_available() {
     MemoryCgroup probe;

@@ -111,6 +111,34 @@ struct MismatchTally {
     }
 };
 
+// Runs a compare kernel (launch(counters)) over n elements into fresh counters: the
+// comparison's counts and the range of the mismatches. Every compare function starts here.
+template <typename Launch>
+Comparison count_mismatches(std::uint64_t n, Launch launch, cudaStream_t s) {
+    dev::Array<CompareCounts> counts(1);
+    CompareCounts init{0, 0, ~0ull, 0};
+    DEV_CHECK(cudaMemcpyAsync(counts.get(), &init, sizeof init, cudaMemcpyHostToDevice, s));
+    launch(counts.get());
+    DEV_CHECK(cudaGetLastError());
+    dev::sync_stream(s);
+    CompareCounts out;
+    dev::copy_to_host(&out, counts.get(), sizeof out);
+    Comparison c;
+    c.checked = n;
+    c.wrong = out.wrong;
+    c.unwritten = out.unwritten;
+    if (c.wrong) {
+        c.first = out.first;
+        c.last = out.last;
+    }
+    return c;
+}
+
+// How many elements, from the first mismatch on, to bring back to list the first few.
+std::uint64_t sample_window(const Comparison& c) {
+    return std::min<std::uint64_t>(4096, c.checked - c.first);
+}
+
 __global__ void compare_kernel(const float* got, const float* expected, std::uint64_t n, bool exact,
                                double rel, double abs_tol, CompareCounts* out) {
     MismatchTally tally;
@@ -338,24 +366,16 @@ std::string format_value(float v) {
 
 Comparison compare(const float* got, const float* expected, std::uint64_t n, const Tolerance& t,
                    cudaStream_t s) {
-    Comparison c;
-    c.checked = n;
-    dev::Array<CompareCounts> counts(1);
-    CompareCounts init{0, 0, ~0ull, 0};
-    DEV_CHECK(cudaMemcpyAsync(counts.get(), &init, sizeof init, cudaMemcpyHostToDevice, s));
-    compare_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, n, t.exact, t.rel, t.abs,
-                                               counts.get());
-    DEV_CHECK(cudaGetLastError());
-    dev::sync_stream(s);
-    CompareCounts out;
-    dev::copy_to_host(&out, counts.get(), sizeof out);
-    c.wrong = out.wrong;
-    c.unwritten = out.unwritten;
+    Comparison c = count_mismatches(
+        n,
+        [&](CompareCounts* counts) {
+            compare_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, n, t.exact, t.rel, t.abs,
+                                                       counts);
+        },
+        s);
     if (!c.wrong) return c;
-    c.first = out.first;
-    c.last = out.last;
     // Bring back a window from the first mismatch and list the first few in it.
-    std::uint64_t window = std::min<std::uint64_t>(4096, n - c.first);
+    const std::uint64_t window = sample_window(c);
     std::vector<float> g(window), e(window);
     dev::copy_to_host(g.data(), got + c.first, window * sizeof(float));
     dev::copy_to_host(e.data(), expected + c.first, window * sizeof(float));
@@ -482,20 +502,6 @@ __global__ void compare_u32_kernel(const std::uint32_t* got, const std::uint32_t
     tally.merge_into(out);
 }
 
-// Runs a compare kernel into fresh counters and returns them.
-template <typename Launch>
-CompareCounts run_counts(Launch launch, cudaStream_t s) {
-    dev::Array<CompareCounts> counts(1);
-    CompareCounts init{0, 0, ~0ull, 0};
-    DEV_CHECK(cudaMemcpyAsync(counts.get(), &init, sizeof init, cudaMemcpyHostToDevice, s));
-    launch(counts.get());
-    DEV_CHECK(cudaGetLastError());
-    dev::sync_stream(s);
-    CompareCounts out;
-    dev::copy_to_host(&out, counts.get(), sizeof out);
-    return out;
-}
-
 std::string format_double(double v) {
     char buf[48];
     std::snprintf(buf, sizeof buf, "%.9g", v);
@@ -514,19 +520,14 @@ void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, Segme
 
 Comparison compare_within(const float* got, const double* expected, const double* bound,
                           std::uint64_t n, cudaStream_t s) {
-    Comparison c;
-    c.checked = n;
-    CompareCounts out = run_counts(
+    Comparison c = count_mismatches(
+        n,
         [&](CompareCounts* counts) {
             compare_within_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, bound, n, counts);
         },
         s);
-    c.wrong = out.wrong;
-    c.unwritten = out.unwritten;
     if (!c.wrong) return c;
-    c.first = out.first;
-    c.last = out.last;
-    const std::uint64_t window = std::min<std::uint64_t>(4096, n - c.first);
+    const std::uint64_t window = sample_window(c);
     std::vector<float> g(window);
     std::vector<double> e(window), b(window);
     dev::copy_to_host(g.data(), got + c.first, window * sizeof(float));
@@ -540,19 +541,14 @@ Comparison compare_within(const float* got, const double* expected, const double
 
 Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, std::uint64_t n,
                        cudaStream_t s) {
-    Comparison c;
-    c.checked = n;
-    CompareCounts out = run_counts(
+    Comparison c = count_mismatches(
+        n,
         [&](CompareCounts* counts) {
             compare_u32_kernel<<<grid_for(n), 256, 0, s>>>(got, expected, n, counts);
         },
         s);
-    c.wrong = out.wrong;
-    c.unwritten = out.unwritten;
     if (!c.wrong) return c;
-    c.first = out.first;
-    c.last = out.last;
-    const std::uint64_t window = std::min<std::uint64_t>(4096, n - c.first);
+    const std::uint64_t window = sample_window(c);
     std::vector<std::uint32_t> g(window), e(window);
     dev::copy_to_host(g.data(), got + c.first, window * sizeof(std::uint32_t));
     dev::copy_to_host(e.data(), expected + c.first, window * sizeof(std::uint32_t));
