@@ -74,13 +74,15 @@ def main():
         unchanged.append(wall)
         profiles.append(r.get("profile_ms", {}))
     out["profile_ms_unchanged"] = profiles
-    edited = []
+    edited, profiles_edited = [], []
     for i in range(3):
         with open(step_file, "a") as f:
             f.write(f"// edit {i} {time.time()}\n")
         r, wall = check(build, "01_vector_add/03_float4", root=course, state=state)
         assert not r["compile"]["cached"], r
         edited.append(wall)
+        profiles_edited.append(dict(r.get("profile_ms", {}), compile=1000 * r["compile"]["seconds"]))
+    out["profile_ms_edited"] = profiles_edited
     out["time_to_verdict_unchanged_s"] = unchanged
     out["time_to_verdict_edited_s"] = edited
 
@@ -100,9 +102,11 @@ def main():
     print(f"3 repeated checks: {', '.join(f'{m:.1f}' for m in medians)} µs, spread {100 * spread:.2f}%")
     print(f"time to verdict: unchanged {min(unchanged):.2f}-{max(unchanged):.2f} s, "
           f"after an edit {min(edited):.2f}-{max(edited):.2f} s")
-    for p in profiles:
-        if p:
-            print("  where the time went (ms): " + ", ".join(f"{k} {v:.0f}" for k, v in p.items()))
+    for label, ps in (("unchanged", profiles), ("edited", profiles_edited)):
+        for p in ps:
+            if p:
+                print(f"  {label}, where the time went (ms): " +
+                      ", ".join(f"{k} {v:.0f}" for k, v in p.items()))
     if "standalone_median_us" in out:
         print(f"reference in the checker {refs[-1]:.1f} µs vs standalone "
               f"{out['standalone_median_us']:.1f} µs ({100 * out['checker_vs_standalone']:+.2f}%)")

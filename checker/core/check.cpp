@@ -18,6 +18,7 @@
 #include "hash.h"
 #include "policy.h"
 #include "sanitize.h"
+#include "stats.h"
 #include "supervise.h"
 
 #ifndef CUDALINGS_SOURCE_DIR
@@ -506,6 +507,13 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                 report.timing.learner = side_from_json(e.value("learner", json()));
                 report.timing.reference = side_from_json(e.value("reference", json()));
                 report.timing.note = e.value("note", "");
+                report.timing.host_median_us = e.value("host_median_us", 0.0);
+                report.timing.warmup_ms = e.value("warmup_ms", 0.0);
+                report.timing.warmup_rounds = e.value("warmup_rounds", 0);
+                report.timing.sampling_ms = e.value("sampling_ms", 0.0);
+                report.timing.untimed_ms = e.value("untimed_ms", 0.0);
+                ClockCheck clocks = cross_check_clocks(report.timing.learner.median_us,
+                                                       report.timing.host_median_us);
                 if (!e.value("verified", false)) {
                     const json& v = e["verify"];
                     timing_failure =
@@ -515,6 +523,16 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                                     " (fresh inputs, n = " + format_size(report.timing.n) +
                                     ") was wrong: " + v.value("reason", std::string("values")) +
                                     " — every timed call must compute the result";
+                } else if (clocks != ClockCheck::Agree) {
+                    timing_failure = Verdict::Suspect;
+                    timing_reason =
+                        "the host clock and the GPU's events disagree: " +
+                        format_time_us(report.timing.learner.median_us) + " on the events, " +
+                        format_time_us(report.timing.host_median_us) + " on the host clock (" +
+                        (clocks == ClockCheck::HostLonger
+                             ? "the call spends time the GPU's clock does not see"
+                             : "the events report more time than passed") +
+                        "): the time cannot be trusted";
                 } else if (e.value("outside_stream", false)) {
                     timing_failure = Verdict::Suspect;
                     timing_reason =

@@ -273,7 +273,11 @@ nlohmann::json to_json(const StepReport& r) {
     j["profile_ms"] = {{"runner_startup", r.runner_startup_ms},
                        {"cases", r.cases_ms},
                        {"timing", r.timing_ms},
-                       {"runner", r.runner_ms}};
+                       {"runner", r.runner_ms},
+                       {"timing_warmup", r.timing.warmup_ms},
+                       {"timing_warmup_rounds", r.timing.warmup_rounds},
+                       {"timing_sampling", r.timing.sampling_ms},
+                       {"timing_untimed", r.timing.untimed_ms}};
     j["compile"] = {{"cached", r.compile_cached},
                     {"seconds", r.compile_seconds},
                     {"output", r.compiler_output}};
@@ -319,6 +323,7 @@ nlohmann::json to_json(const StepReport& r) {
                        {"copy_gbps", t.copy_gbps},
                        {"floor_us", t.floor_us()},
                        {"learner", side(t.learner)},
+                       {"host_median_us", t.host_median_us},
                        {"note", t.note}};
         if (t.reference.present) {
             j["timing"]["reference"] = side(t.reference);

@@ -50,7 +50,12 @@ struct TimingReport {
     double bytes = 0;      // minimal bytes moved per call (reads + writes)
     double copy_gbps = 0;  // this GPU's measured device-to-device copy rate (r + w)
     TimingSide learner, reference;
-    std::string note;  // e.g. work found outside the given stream
+    std::string note;           // e.g. work found outside the given stream
+    double host_median_us = 0;  // the host clock around the learner's timed calls
+    // Inside the timing phase (milliseconds): warm-up, the sampling loop, and the untimed work
+    // in that loop (fresh inputs, L2 flushes, verification).
+    double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
+    int warmup_rounds = 0;
     double gbps(const TimingSide& s) const {
         return s.median_us > 0 ? bytes / s.median_us / 1e3 : 0;
     }

@@ -39,6 +39,23 @@ StopReason should_stop(const StopRule& rule, const std::vector<double>& samples,
     return StopReason::Continue;
 }
 
+bool warmed_up(const std::vector<double>& times, std::size_t window, double tolerance) {
+    if (times.size() < window || window == 0) return false;
+    std::vector<double> last(times.end() - static_cast<std::ptrdiff_t>(window), times.end());
+    auto [lo, hi] = std::minmax_element(last.begin(), last.end());
+    double median = quantile(last, 0.5);
+    return median > 0 && (*hi - *lo) <= tolerance * median;
+}
+
+ClockCheck cross_check_clocks(double event_us, double host_us) {
+    if (event_us <= 0 || host_us <= 0) return ClockCheck::Agree;
+    // The host's interval contains the GPU's: events may exceed it only by timer granularity.
+    if (event_us > 1.02 * host_us + 20.0) return ClockCheck::EventsLonger;
+    // Launch and wake-up latency are tens of microseconds; allow them twice over and then some.
+    if (host_us > 2.0 * event_us + 200.0) return ClockCheck::HostLonger;
+    return ClockCheck::Agree;
+}
+
 const char* describe(StopReason reason) {
     switch (reason) {
         case StopReason::Continue:

@@ -35,4 +35,15 @@ StopReason should_stop(const StopRule& rule, const std::vector<double>& samples,
 
 const char* describe(StopReason reason);
 
+// Warm-up ends once the last `window` times agree within `tolerance` of their median (clocks
+// up, first-launch costs paid): a 1 ms step is warm after a few calls, not after 100 ms.
+bool warmed_up(const std::vector<double>& times, std::size_t window = 3, double tolerance = 0.02);
+
+// The host clock cross-check. The host measures the same interval as the GPU's events (from
+// just before the start event is recorded until the device is idle and the end event is seen),
+// plus launch and wake-up latency. Events that report more time than passed on the host, or
+// far less (work the GPU's clock did not see), mean the time cannot be trusted.
+enum class ClockCheck { Agree, EventsLonger, HostLonger };
+ClockCheck cross_check_clocks(double event_us, double host_us);
+
 }  // namespace cudalings

@@ -288,7 +288,12 @@ int check(const CheckArgs& args) {
                         {"verified", t.verified},
                         {"refreshed", t.refreshed},
                         {"failed_sample", t.failed_sample},
-                        {"verify", outcome_json(t.failure)}};
+                        {"verify", outcome_json(t.failure)},
+                        {"host_median_us", t.learner_host.median},
+                        {"warmup_ms", t.warmup_ms},
+                        {"warmup_rounds", t.warmup_rounds},
+                        {"sampling_ms", t.sampling_ms},
+                        {"untimed_ms", t.untimed_ms}};
             if (t.has_reference) timing["reference"] = summary_json(t.reference);
             emit(timing);
         } catch (const harness::LearnerError& e) {

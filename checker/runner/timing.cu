@@ -43,10 +43,18 @@ class L2Flush {
 
 // One timed call. The end event is recorded right after the call on the stream; a second
 // one after a device-wide synchronize catches work left running elsewhere (another stream):
-// when it lands much later, that later time is the honest one.
-double time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream_t s,
+// when it lands much later, that later time is the honest one. The host clock measures the
+// same interval (from before the start event until the last event is seen) for the
+// cross-check of the two clocks.
+struct Sample {
+    double us = 0;       // the GPU's events
+    double host_us = 0;  // the host's clock
+};
+
+Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream_t s,
                 bool* outside_stream) {
     dev::Event start, end, after_sync;
+    auto host_start = Clock::now();
     start.record(s);
     cudaError_t returned = call(s);
     end.record(s);
@@ -55,13 +63,20 @@ double time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
     if (synced != cudaSuccess) throw harness::LearnerError{synced, false};
     after_sync.record(s);
     after_sync.wait();
+    Sample sample;
+    sample.host_us = std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();
     double on_stream = 1000.0 * end.ms_since(start);
     double whole_device = 1000.0 * after_sync.ms_since(start);
+    sample.us = on_stream;
     if (whole_device > on_stream + std::max(50.0, 0.05 * on_stream)) {
         *outside_stream = true;
-        return whole_device;
+        sample.us = whole_device;
     }
-    return on_stream;
+    return sample;
+}
+
+double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
 }  // namespace
@@ -72,26 +87,36 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     auto learner = [&](cudaStream_t st) { return run.learner(st); };
     auto reference = [&](cudaStream_t st) { return run.reference(st); };
 
-    // Warm-up: >= 100 ms of both, so clocks ramp up and first-launch costs are paid.
-    auto warm_start = Clock::now();
-    int rounds = 0;
-    while (rounds < 3 || Clock::now() - warm_start < std::chrono::milliseconds(100)) {
-        bool ignored = false;
-        time_one(learner, s, &ignored);
-        if (with_reference) time_one(reference, s, &ignored);
-        ++rounds;
-        if (tick) tick();
-        // A very slow step (seconds per call) warms up in three rounds; no need for more.
-        if (Clock::now() - warm_start > std::chrono::seconds(2)) break;
-    }
-
+    // Warm-up: until the last three times of each side agree within 2% (clocks are up, the
+    // first launch's costs are paid), or 100 ms and at least 3 rounds. The correctness cases
+    // just kept the GPU busy, so a fast step is usually warm after a few calls.
     PairTiming t;
+    auto warm_start = Clock::now();
+    std::vector<double> warm_mine, warm_theirs;
+    while (true) {
+        bool ignored = false;
+        warm_mine.push_back(time_one(learner, s, &ignored).us);
+        if (with_reference) warm_theirs.push_back(time_one(reference, s, &ignored).us);
+        if (tick) tick();
+        bool stable = cudalings::warmed_up(warm_mine) &&
+                      (!with_reference || cudalings::warmed_up(warm_theirs));
+        if (stable) break;
+        // Otherwise as long as 100 ms and 3 rounds take; a very slow step (seconds per call)
+        // stops after 2 s.
+        auto spent = Clock::now() - warm_start;
+        if (spent > std::chrono::milliseconds(100) &&
+            (warm_mine.size() >= 3 || spent > std::chrono::seconds(2)))
+            break;
+    }
+    t.warmup_ms = ms_since(warm_start);
+    t.warmup_rounds = static_cast<int>(warm_mine.size());
+
     cudalings::StopRule rule;
     rule.min_samples = 15;
     rule.max_samples = 200;
     rule.target_spread = 0.01;
     rule.max_seconds = 3.0;
-    std::vector<double> mine, theirs;
+    std::vector<double> mine, theirs, mine_host;
     bool outside = false, ref_outside = false;
     auto start = Clock::now();
     cudalings::StopReason mine_stop = cudalings::StopReason::Continue;
@@ -110,12 +135,18 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             break;
         }
         // Fresh inputs for every timed call (untimed), so a replayed result cannot pass.
+        auto untimed = Clock::now();
         t.refreshed = run.refresh(s, 0x5eed0000ull + mine.size()) || t.refreshed;
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
-        mine.push_back(time_one(learner, s, &outside));
+        t.untimed_ms += ms_since(untimed);
+        Sample sample = time_one(learner, s, &outside);
+        mine.push_back(sample.us);
+        mine_host.push_back(sample.host_us);
         // Every timed output is verified (untimed).
+        untimed = Clock::now();
         harness::CaseOutcome check = run.verify_learner(s);
+        t.untimed_ms += ms_since(untimed);
         if (check.status != "pass") {
             t.verified = false;
             t.failed_sample = static_cast<int>(mine.size()) - 1;
@@ -123,12 +154,16 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             break;
         }
         if (with_reference) {
+            untimed = Clock::now();
             flush.run(s);
-            theirs.push_back(time_one(reference, s, &ref_outside));
+            t.untimed_ms += ms_since(untimed);
+            theirs.push_back(time_one(reference, s, &ref_outside).us);
         }
         if (tick) tick();
     }
+    t.sampling_ms = ms_since(start);
     t.learner.summary = cudalings::summarize(mine);
+    t.learner_host = cudalings::summarize(mine_host);
     t.outside_stream = outside;
     t.learner.stop = cudalings::describe(mine_stop);
     t.has_reference = with_reference;
@@ -158,7 +193,7 @@ double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* medi
     std::vector<double> samples;
     for (int i = 0; i < 25; ++i) {
         flush.run(s);
-        samples.push_back(time_one(copy, s, &ignored));
+        samples.push_back(time_one(copy, s, &ignored).us);
     }
     double median = cudalings::summarize(samples).median;
     if (median_us) *median_us = median;

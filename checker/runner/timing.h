@@ -29,6 +29,12 @@ struct PairTiming {
     bool refreshed = false;
     int failed_sample = -1;
     harness::CaseOutcome failure;
+    // The host clock around each timed learner call (microseconds), for the cross-check.
+    cudalings::Summary learner_host;
+    // Where the time went (milliseconds): warm-up, the sampling loop, and the untimed work
+    // inside it (fresh inputs, L2 flushes, verification).
+    double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
+    int warmup_rounds = 0;
 };
 
 // Throws harness::LearnerError when a learner call fails.

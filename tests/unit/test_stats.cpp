@@ -44,3 +44,25 @@ TEST_CASE("stop rule: minimum count, noise target, sample and time caps", "[stat
     for (int i = 20; i < 40; ++i) noisy[i] = i % 2 ? 100 : 130;
     CHECK(should_stop(rule, noisy, 0.1) == StopReason::SampleCap);
 }
+
+TEST_CASE("warm-up ends when the last times agree", "[stats]") {
+    CHECK_FALSE(warmed_up({}));
+    CHECK_FALSE(warmed_up({100, 100}));                   // fewer than the window
+    CHECK_FALSE(warmed_up({900, 120, 101, 100}, 4));      // first launch still in the window
+    CHECK(warmed_up({900, 120, 101, 100, 100.5}));        // the last three agree within 2%
+    CHECK_FALSE(warmed_up({200, 150, 125, 110, 100}));    // still ramping
+    CHECK(warmed_up({200, 150, 125, 110, 100}, 3, 0.5));  // a looser tolerance accepts it
+}
+
+TEST_CASE("host clock cross-check", "[stats]") {
+    // A 780 us kernel: the host sees launch and wake-up latency on top.
+    CHECK(cross_check_clocks(780, 815) == ClockCheck::Agree);
+    // A 3 us kernel: the host's latency dominates, and that is fine.
+    CHECK(cross_check_clocks(3, 60) == ClockCheck::Agree);
+    // Events longer than the host's interval around them: impossible.
+    CHECK(cross_check_clocks(900, 800) == ClockCheck::EventsLonger);
+    // The host waited 5 ms for a call the events say took 0.25 ms.
+    CHECK(cross_check_clocks(250, 5000) == ClockCheck::HostLonger);
+    // Nothing measured: nothing to say.
+    CHECK(cross_check_clocks(0, 100) == ClockCheck::Agree);
+}
