@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -180,10 +181,11 @@ std::string describe_end(const ChildResult& child, double idle_seconds) {
 }
 
 // Preprocess the file twice (the device pass and the host pass: code can hide behind
-// __CUDA_ARCH__) and screen both. A file that does not preprocess is left to the build.
+// __CUDA_ARCH__), both at once, and screen both. A file that does not preprocess is left to
+// the build.
 std::optional<PolicyViolation> screen_file(const CompileRequest& request, const PolicyRules& rules,
                                            const std::string& scratch) {
-    for (bool host : {false, true}) {
+    auto pass = [&](bool host) -> std::optional<PolicyViolation> {
         std::string out = scratch + (host ? ".host.ii" : ".device.ii");
         auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
         cmd.insert(cmd.begin() + 1,
@@ -197,10 +199,13 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
         std::string text = read_file(out, &ok);
         std::error_code ec;
         fs::remove(out, ec);
-        if (!child.exited_ok() || !ok) continue;
-        if (auto v = screen_preprocessed(text, rules)) return v;
-    }
-    return std::nullopt;
+        if (!child.exited_ok() || !ok) return std::nullopt;
+        return screen_preprocessed(text, rules);
+    };
+    auto host = std::async(std::launch::async, pass, true);
+    auto device = pass(false);
+    auto host_result = host.get();
+    return device ? device : host_result;
 }
 
 // The dynamic symbols a built file imports: loading libraries itself is not allowed.

@@ -47,6 +47,16 @@ bool warmed_up(const std::vector<double>& times, std::size_t window, double tole
     return median > 0 && (*hi - *lo) <= tolerance * median;
 }
 
+bool work_outside_stream(const std::vector<double>& on_stream_us,
+                         const std::vector<double>& whole_device_us) {
+    const std::size_t n = std::min(on_stream_us.size(), whole_device_us.size());
+    if (n == 0) return false;
+    std::vector<double> late(n);
+    for (std::size_t i = 0; i < n; ++i) late[i] = whole_device_us[i] - on_stream_us[i];
+    const double typical = quantile(on_stream_us, 0.5);
+    return quantile(late, 0.5) > std::max(50.0, 0.05 * typical);
+}
+
 ClockCheck cross_check_clocks(double event_us, double host_us) {
     if (event_us <= 0 || host_us <= 0) return ClockCheck::Agree;
     // The host's interval contains the GPU's: events may exceed it only by timer granularity.

@@ -39,6 +39,14 @@ const char* describe(StopReason reason);
 // up, first-launch costs paid): a 1 ms step is warm after a few calls, not after 100 ms.
 bool warmed_up(const std::vector<double>& times, std::size_t window = 3, double tolerance = 0.02);
 
+// Did the timed calls leave work running past their stream? Per call, `on_stream` ends at an
+// event right after the call on its stream, `whole_device` at one recorded after a device-wide
+// synchronize, which also waits for the host to wake up. Decided on the median difference, so
+// that one late wake-up of the host is not taken for hidden work: hiding work is done on every
+// call.
+bool work_outside_stream(const std::vector<double>& on_stream_us,
+                         const std::vector<double>& whole_device_us);
+
 // The host clock cross-check. The host measures the same interval as the GPU's events (from
 // just before the start event is recorded until the device is idle and the end event is seen),
 // plus launch and wake-up latency. Events that report more time than passed on the host, or

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,6 +213,12 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup);
 
     setpgid(pid, pid);  // also done in the child: whichever runs first wins the race
+    // A descriptor that becomes readable when the child exits (Linux 5.3 and later), so the
+    // wait below wakes at once instead of at its next 20 ms tick.
+    int exit_fd = -1;
+#ifdef SYS_pidfd_open
+    exit_fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#endif
     out.close_write();
     err.close_write();
     channel.close_write();
@@ -290,6 +297,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         std::vector<pollfd> fds;
         for (auto& w : watched)
             if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0});
+        if (exit_fd >= 0 && !reaped) fds.push_back({exit_fd, POLLIN, 0});
         int wait_ms = 20;
         if (!fds.empty()) {
             int ready = poll(fds.data(), fds.size(), wait_ms);
@@ -311,6 +319,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     }
     // Leave nothing of the group behind, whatever happened.
     kill(-pid, SIGKILL);
+    if (exit_fd >= 0) ::close(exit_fd);
     for (auto& w : watched)
         if (w.fd >= 0) ::close(w.fd);
     result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();

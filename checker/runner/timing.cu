@@ -42,17 +42,16 @@ class L2Flush {
 };
 
 // One timed call. The end event is recorded right after the call on the stream; a second
-// one after a device-wide synchronize catches work left running elsewhere (another stream):
-// when it lands much later, that later time is the honest one. The host clock measures the
-// same interval (from before the start event until the last event is seen) for the
-// cross-check of the two clocks.
+// one after a device-wide synchronize catches work left running elsewhere (another stream).
+// The host clock measures the same interval (from before the start event until the last
+// event is seen) for the cross-check of the two clocks.
 struct Sample {
-    double us = 0;       // the GPU's events
-    double host_us = 0;  // the host's clock
+    double on_stream_us = 0;     // start event to the end event on the stream
+    double whole_device_us = 0;  // start event to the event after the device-wide sync
+    double host_us = 0;          // the host's clock around all of it
 };
 
-Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream_t s,
-                bool* outside_stream) {
+Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream_t s) {
     dev::Event start, end, after_sync;
     auto host_start = Clock::now();
     start.record(s);
@@ -65,15 +64,23 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
     after_sync.wait();
     Sample sample;
     sample.host_us = std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();
-    double on_stream = 1000.0 * end.ms_since(start);
-    double whole_device = 1000.0 * after_sync.ms_since(start);
-    sample.us = on_stream;
-    if (whole_device > on_stream + std::max(50.0, 0.05 * on_stream)) {
-        *outside_stream = true;
-        sample.us = whole_device;
-    }
+    sample.on_stream_us = 1000.0 * end.ms_since(start);
+    sample.whole_device_us = 1000.0 * after_sync.ms_since(start);
     return sample;
 }
+
+// The samples of one side, and what they say once sampling is over.
+struct Samples {
+    std::vector<double> on_stream, whole_device, host;
+    void add(const Sample& s) {
+        on_stream.push_back(s.on_stream_us);
+        whole_device.push_back(s.whole_device_us);
+        host.push_back(s.host_us);
+    }
+    // Work left running past the stream: then the whole-device times are the honest ones.
+    bool outside() const { return cudalings::work_outside_stream(on_stream, whole_device); }
+    const std::vector<double>& times() const { return outside() ? whole_device : on_stream; }
+};
 
 double ms_since(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -94,9 +101,8 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     auto warm_start = Clock::now();
     std::vector<double> warm_mine, warm_theirs;
     while (true) {
-        bool ignored = false;
-        warm_mine.push_back(time_one(learner, s, &ignored).us);
-        if (with_reference) warm_theirs.push_back(time_one(reference, s, &ignored).us);
+        warm_mine.push_back(time_one(learner, s).on_stream_us);
+        if (with_reference) warm_theirs.push_back(time_one(reference, s).on_stream_us);
         if (tick) tick();
         bool stable = cudalings::warmed_up(warm_mine) &&
                       (!with_reference || cudalings::warmed_up(warm_theirs));
@@ -112,12 +118,13 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     t.warmup_rounds = static_cast<int>(warm_mine.size());
 
     cudalings::StopRule rule;
-    rule.min_samples = 15;
+    rule.min_samples = 10;
     rule.max_samples = 200;
     rule.target_spread = 0.01;
     rule.max_seconds = 3.0;
-    std::vector<double> mine, theirs, mine_host;
-    bool outside = false, ref_outside = false;
+    Samples mine_samples, their_samples;
+    const std::vector<double>& mine = mine_samples.on_stream;
+    const std::vector<double>& theirs = their_samples.on_stream;
     auto start = Clock::now();
     cudalings::StopReason mine_stop = cudalings::StopReason::Continue;
     cudalings::StopReason their_stop =
@@ -129,7 +136,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         if (mine_stop != cudalings::StopReason::Continue &&
             their_stop != cudalings::StopReason::Continue)
             break;
-        // A step so slow that 15 samples would take long: a hard cap, with at least 3 samples.
+        // A step so slow that 10 samples would take long: a hard cap, with at least 3 samples.
         if (spent > 4 * rule.max_seconds && mine.size() >= 3) {
             mine_stop = their_stop = cudalings::StopReason::TimeCap;
             break;
@@ -140,9 +147,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
         t.untimed_ms += ms_since(untimed);
-        Sample sample = time_one(learner, s, &outside);
-        mine.push_back(sample.us);
-        mine_host.push_back(sample.host_us);
+        mine_samples.add(time_one(learner, s));
         // Every timed output is verified (untimed).
         untimed = Clock::now();
         harness::CaseOutcome check = run.verify_learner(s);
@@ -157,21 +162,21 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             untimed = Clock::now();
             flush.run(s);
             t.untimed_ms += ms_since(untimed);
-            theirs.push_back(time_one(reference, s, &ref_outside).us);
+            their_samples.add(time_one(reference, s));
         }
         if (tick) tick();
     }
     t.sampling_ms = ms_since(start);
-    t.learner.summary = cudalings::summarize(mine);
-    t.learner_host = cudalings::summarize(mine_host);
-    t.outside_stream = outside;
+    t.learner.summary = cudalings::summarize(mine_samples.times());
+    t.learner_host = cudalings::summarize(mine_samples.host);
+    t.outside_stream = mine_samples.outside();
     t.learner.stop = cudalings::describe(mine_stop);
     t.has_reference = with_reference;
     if (with_reference) {
-        t.reference.summary = cudalings::summarize(theirs);
+        t.reference.summary = cudalings::summarize(their_samples.times());
         t.reference.stop = cudalings::describe(their_stop);
     }
-    if (outside)
+    if (t.outside_stream)
         t.note =
             "work was still running after your stream finished (another stream?): the time "
             "counts until the whole device was idle";
@@ -187,15 +192,14 @@ double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* medi
         dev::copy_device_to_device_async(dst.get(), src.get(), bytes, st);
         return cudaSuccess;
     };
-    bool ignored = false;
     auto warm_start = Clock::now();
-    while (Clock::now() - warm_start < std::chrono::milliseconds(100)) time_one(copy, s, &ignored);
-    std::vector<double> samples;
+    while (Clock::now() - warm_start < std::chrono::milliseconds(100)) time_one(copy, s);
+    Samples samples;
     for (int i = 0; i < 25; ++i) {
         flush.run(s);
-        samples.push_back(time_one(copy, s, &ignored).us);
+        samples.add(time_one(copy, s));
     }
-    double median = cudalings::summarize(samples).median;
+    double median = cudalings::summarize(samples.times()).median;
     if (median_us) *median_us = median;
     return 2.0 * static_cast<double>(bytes) / median / 1e3;  // GB/s
 }

@@ -66,3 +66,18 @@ TEST_CASE("host clock cross-check", "[stats]") {
     // Nothing measured: nothing to say.
     CHECK(cross_check_clocks(0, 100) == ClockCheck::Agree);
 }
+
+TEST_CASE("work outside the stream: decided on the median, not on one late sample", "[stats]") {
+    std::vector<double> stream(10, 250.0), device(10, 262.0);
+    CHECK_FALSE(work_outside_stream(stream, device));
+    device[3] = 900;  // the host woke up late once
+    CHECK_FALSE(work_outside_stream(stream, device));
+    // Every call leaves 400 us of work on another stream.
+    std::vector<double> hidden(10, 650.0);
+    CHECK(work_outside_stream(stream, hidden));
+    // A long kernel: 5% of it is allowed for the host's wake-up.
+    CHECK_FALSE(
+        work_outside_stream(std::vector<double>(10, 10000), std::vector<double>(10, 10300)));
+    CHECK(work_outside_stream(std::vector<double>(10, 10000), std::vector<double>(10, 11000)));
+    CHECK_FALSE(work_outside_stream({}, {}));
+}
