@@ -329,7 +329,8 @@ double Checker::copy_bandwidth_gbps() {
 }
 
 bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
-                      bool solution_file, StepReport& report, std::string& object) {
+                      bool solution_file, StepReport& report, std::string& object,
+                      const std::function<void(const std::string&)>& while_building) {
     CompileRequest request;
     request.nvcc = nvcc();
     request.source = source;
@@ -359,6 +360,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     o.wall_seconds = options_.compile_seconds;
     o.output_cap = 64 * 1024;
     say("compiling " + source);
+    if (while_building) while_building(object);
     auto start = Clock::now();
     // The policy screen reads the preprocessed file (device and host views) while nvcc builds.
     PolicyRules rules;
@@ -422,11 +424,42 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     return true;
 }
 
-void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
-                  StepReport& report) {
+std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const StepInfo& step,
+                                              const std::string& object, const StepReport& report,
+                                              int first_case, bool first_child) const {
+    std::vector<std::string> argv{paths_.runner(), "check",
+                                  "--spec",        step.spec,
+                                  "--step",        object,
+                                  "--seed",        format_seed(report.seed),
+                                  "--first-case",  std::to_string(first_case)};
     std::string reference = paths_.reference_object(lesson, step);
-    bool want_timing = options_.timing && step.timed;
     bool has_reference = ::access(reference.c_str(), R_OK) == 0;
+    bool want_timing = options_.timing && step.timed;
+    if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
+        argv[0] = paths_.tool_dir + "/cudalings-runner-emu";
+        argv.insert(argv.end(), {"--max-n", std::to_string(kEmulatedMaxN)});
+        want_timing = has_reference = false;
+    }
+    if (has_reference) {
+        argv.push_back("--reference");
+        argv.push_back(reference);
+    }
+    if (want_timing && first_child) argv.push_back("--time");
+    return argv;
+}
+
+ChildOptions Checker::runner_options() const {
+    ChildOptions o;
+    o.wall_seconds = options_.runner_seconds;
+    o.channel_idle_seconds = options_.case_idle_seconds;
+    o.output_cap = 8 * 1024;
+    o.memory_limit = options_.host_memory_limit;
+    if (emulating_) o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
+    return o;
+}
+
+void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
+                  StepReport& report, std::future<RunnerRun>* first) {
     int total = -1;
     int next_case = 0;
     Verdict timing_failure = Verdict::Pass;
@@ -435,33 +468,19 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     std::map<int, CaseReport> cases;
     const int max_children = 4;
     for (int child_index = 0; child_index < max_children; ++child_index) {
-        std::vector<std::string> argv{paths_.runner(), "check",
-                                      "--spec",        step.spec,
-                                      "--step",        object,
-                                      "--seed",        format_seed(report.seed),
-                                      "--first-case",  std::to_string(next_case)};
-        if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
-            argv[0] = paths_.tool_dir + "/cudalings-runner-emu";
-            argv.insert(argv.end(), {"--max-n", std::to_string(kEmulatedMaxN)});
-            want_timing = has_reference = false;
-        }
-        if (has_reference) {
-            argv.push_back("--reference");
-            argv.push_back(reference);
-        }
-        if (want_timing && child_index == 0) argv.push_back("--time");
-        ChildOptions o;
-        o.wall_seconds = options_.runner_seconds;
-        o.channel_idle_seconds = options_.case_idle_seconds;
-        o.output_cap = 8 * 1024;
-        o.memory_limit = options_.host_memory_limit;
-        if (emulating_) o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
         say(child_index == 0 ? "running the cases"
                              : "running the remaining cases in a fresh process");
-        std::vector<json> events;
-        int forged = 0;
-        auto child = run_runner(argv, o, events, &forged);
-        forged_lines += forged;
+        RunnerRun r;
+        if (child_index == 0 && first && first->valid()) {
+            r = first->get();  // started during the build, with these same arguments
+        } else {
+            r.child =
+                run_runner(runner_argv(lesson, step, object, report, next_case, child_index == 0),
+                           runner_options(), r.events, &r.forged);
+        }
+        const ChildResult& child = r.child;
+        const std::vector<json>& events = r.events;
+        forged_lines += r.forged;
         if (!child.started) {
             report.verdict = Verdict::InternalError;
             report.reason = "cannot start the runner: " + child.start_error;
@@ -756,7 +775,26 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         return finish();
     }
     std::string object;
-    if (!compile(lesson, step, report.file, solution_file, report, object)) return finish();
+    // While nvcc builds the step, the first runner is already starting CUDA; it waits for its
+    // key before it loads anything (ChildOptions::hold). The build's end releases it, a failed
+    // build kills it. On a cache hit there is no build to overlap.
+    auto hold = std::make_shared<std::atomic<int>>(0);
+    std::future<RunnerRun> first;
+    auto start_first_runner = [&](const std::string& built_object) {
+        if (options_.emulate || !gpu().present) return;
+        auto argv = runner_argv(lesson, step, built_object, report, 0, true);
+        ChildOptions o = runner_options();
+        o.hold = hold.get();
+        first = std::async(std::launch::async, [argv, o, hold] {
+            RunnerRun r;
+            r.child = run_runner(argv, o, r.events, &r.forged);
+            return r;
+        });
+    };
+    const bool built =
+        compile(lesson, step, report.file, solution_file, report, object, start_first_runner);
+    hold->store(built ? 1 : -1);
+    if (!built) return finish();  // (a held runner is killed; `first` waits for it)
     const GpuInfo& g = gpu();
     // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
     if (options_.emulate || (!g.present && options_.emulate_without_gpu)) {
@@ -771,7 +809,7 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     }
     report.gpu = g.name;
     report.verdict = Verdict::InternalError;
-    run(lesson, step, object, report);
+    run(lesson, step, object, report, &first);
     if (options_.sanitize && report.verdict != Verdict::InternalError)
         sanitize(step, object, report);
     return finish();

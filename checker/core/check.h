@@ -2,14 +2,19 @@
 // -> report. Lesson knowledge lives in the runner's specs and in course.json, never here.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "course.h"
 #include "manifest.h"
 #include "report.h"
+#include "supervise.h"
 
 namespace cudalings {
 
@@ -65,10 +70,23 @@ class Checker {
     }
 
   private:
+    // `while_building` is called once nvcc starts (not on a cache hit), with the object's path.
     bool compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
-                 bool solution_file, StepReport& report, std::string& object);
+                 bool solution_file, StepReport& report, std::string& object,
+                 const std::function<void(const std::string&)>& while_building = {});
+    // One runner process: what it said and how it ended.
+    struct RunnerRun {
+        ChildResult child;
+        std::vector<nlohmann::json> events;
+        int forged = 0;
+    };
+    std::vector<std::string> runner_argv(const LessonInfo& lesson, const StepInfo& step,
+                                         const std::string& object, const StepReport& report,
+                                         int first_case, bool first_child) const;
+    ChildOptions runner_options() const;
+    // `first` (optional): the first runner, already started while the step was being built.
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
-             StepReport& report);
+             StepReport& report, std::future<RunnerRun>* first = nullptr);
     // cudalings emulator: build the learner's file for it and run the cases (emulate.h)
     void run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report);
     bool emulating_ = false;

@@ -223,12 +223,15 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     err.close_write();
     channel.close_write();
     exec_report.close_write();
-    if (!options.secret.empty()) {
-        // A pipe holds far more than a key: this write never blocks.
+    // A pipe holds far more than a key: this write never blocks.
+    auto give_secret = [&] {
+        if (options.secret.empty()) return;
         (void)!::write(secret.write_end, options.secret.data(), options.secret.size());
         secret.close_write();
         secret.close_read();
-    }
+    };
+    bool held = options.hold != nullptr;
+    if (!held) give_secret();
 
     // exec succeeded when the report pipe closes empty (it is close-on-exec).
     std::string exec_error;
@@ -250,8 +253,9 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     if (options.result_channel)
         watched.push_back({channel.read_end, &result.channel, options.channel_cap});
 
-    auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(options.wall_seconds));
+    const auto wall = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(options.wall_seconds));
+    auto deadline = start + wall;
     auto idle_limit = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(options.channel_idle_seconds));
     Clock::time_point last_channel_data = start;
@@ -270,6 +274,25 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         for (auto& w : watched) any_open = any_open || w.fd >= 0;
         if (reaped && !any_open) break;
         auto now = Clock::now();
+        if (held && !reaped) {
+            int h = options.hold->load();
+            if (h > 0) {
+                held = false;
+                give_secret();
+                deadline = now + wall;  // the limits count from here
+                last_channel_data = now;
+            } else if (h < 0) {
+                result.cancelled = true;
+                kill(-pid, SIGKILL);
+                waitpid(pid, &status, 0);
+                reaped = true;
+                reaped_at = Clock::now();
+                continue;
+            } else {
+                deadline = now + wall;
+                last_channel_data = now;
+            }
+        }
         // After the child is gone, give leftover writers (its own children) a moment only.
         if (reaped && now - reaped_at > std::chrono::milliseconds(200)) {
             kill(-pid, SIGKILL);
@@ -298,7 +321,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         for (auto& w : watched)
             if (w.fd >= 0) fds.push_back({w.fd, POLLIN, 0});
         if (exit_fd >= 0 && !reaped) fds.push_back({exit_fd, POLLIN, 0});
-        int wait_ms = 20;
+        int wait_ms = held ? 2 : 20;  // a held child's release is noticed within 2 ms
         if (!fds.empty()) {
             int ready = poll(fds.data(), fds.size(), wait_ms);
             if (ready < 0 && errno != EINTR) break;
@@ -320,6 +343,8 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     // Leave nothing of the group behind, whatever happened.
     kill(-pid, SIGKILL);
     if (exit_fd >= 0) ::close(exit_fd);
+    secret.close_write();  // still open when a held child never got its secret
+    secret.close_read();
     for (auto& w : watched)
         if (w.fd >= 0) ::close(w.fd);
     result.wall_seconds = std::chrono::duration<double>(Clock::now() - start).count();

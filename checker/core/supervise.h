@@ -24,6 +24,11 @@ struct ChildOptions {
     // When set and it becomes true, the child's group is killed (e.g. a build that is no
     // longer needed); the result then says timed_out = false, cancelled = true.
     const std::atomic<bool>* cancel = nullptr;
+    // When set, the child starts at once but `secret` is written only once *hold becomes 1
+    // (until then the wall-clock and idle limits do not run): a child can get ready (start
+    // CUDA) while its input is still being made, and wait on fd 4. When *hold becomes -1 the
+    // child's group is killed and the result says cancelled = true.
+    const std::atomic<int>* hold = nullptr;
     std::string working_dir;                 // empty: inherit
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };

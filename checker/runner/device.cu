@@ -45,6 +45,11 @@ Properties probe() {
     return p;
 }
 
+void start_runtime() {
+    (void)cudaFree(nullptr);
+    (void)cudaGetLastError();
+}
+
 void* allocate(std::size_t bytes) {
     void* p = nullptr;
     DEV_CHECK(cudaMalloc(&p, bytes));

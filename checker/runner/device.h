@@ -37,6 +37,9 @@ struct Properties {
     cudaError_t error = cudaSuccess;  // why count is 0
 };
 Properties probe();
+// Creates the CUDA context now (errors are left for probe() to report): the slow part of a
+// runner's start, done while the checker may still be building the step.
+void start_runtime();
 
 void* allocate(std::size_t bytes);  // throws on failure
 void release(void* p) noexcept;

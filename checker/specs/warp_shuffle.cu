@@ -665,39 +665,33 @@ __device__ __forceinline__ void for_each_chunk(const float* __restrict__ in, std
     }
 }
 
-// Step 1's reference (float4 layout, 3 whole chunks in flight, partial segment by the last
-// warp) with the 8-lane and 32-lane trees in shared memory.
-__global__ void __maxnreg__(kMaxRegisters)
+// Step 1's reference (a warp per tile of 32 segments, 8 float4 loads per lane in flight, one
+// block per 8 tiles) with the 8-lane trees in shared memory.
+__global__ void __launch_bounds__(kBlock)
     smem_sum_kernel(const float* __restrict__ in, float* __restrict__ sums, std::uint64_t n) {
-    constexpr int kLoads = 3;
+    constexpr int kLoads = 8;
+    constexpr std::uint64_t kTile = 1024;
     __shared__ float buf[kBlock];
     const unsigned t = threadIdx.x, lane = t % 32;
-    const std::uint64_t warp = (blockIdx.x * std::uint64_t{blockDim.x} + t) / 32;
-    const std::uint64_t num_warps = std::uint64_t{gridDim.x} * kWarps;
-    const std::uint64_t full = n / 32, whole_chunks = full / 4, packs = full * 8;
+    const std::uint64_t tile = (blockIdx.x * std::uint64_t{blockDim.x} + t) / 32;
+    if (tile * kTile >= n) return;
+    const std::uint64_t first = tile * (kTile / 4) + lane;
     const float4* in4 = reinterpret_cast<const float4*>(in);
-    std::uint64_t c = warp;
-    for (; c + (kLoads - 1) * num_warps < whole_chunks; c += kLoads * num_warps) {
-        float4 v[kLoads];
+    float4 v[kLoads];
+    const bool whole = (tile + 1) * kTile <= n;
 #pragma unroll
-        for (int u = 0; u < kLoads; ++u) v[u] = in4[(c + u * num_warps) * 32 + lane];
+    for (int k = 0; k < kLoads; ++k) {
+        const std::uint64_t p = first + k * 32, i = 4 * p;
+        v[k] = whole || i + 3 < n ? in4[p]
+                                  : make_float4(i < n ? in[i] : 0.0f, i + 1 < n ? in[i + 1] : 0.0f,
+                                                i + 2 < n ? in[i + 2] : 0.0f, 0.0f);
+    }
+    const std::uint64_t segments = (n + 31) / 32;
 #pragma unroll
-        for (int u = 0; u < kLoads; ++u) {
-            const float s = smem_group_sum<8>(buf, t, (v[u].x + v[u].y) + (v[u].z + v[u].w));
-            if (lane % 8 == 0) sums[(c + u * num_warps) * 4 + lane / 8] = s;
-        }
-    }
-    for (; c * 4 < full; c += num_warps) {
-        const std::uint64_t p = c * 32 + lane;
-        const float4 v = p < packs ? in4[p] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        const float s = smem_group_sum<8>(buf, t, (v.x + v.y) + (v.z + v.w));
-        const std::uint64_t segment = c * 4 + lane / 8;
-        if (lane % 8 == 0 && segment < full) sums[segment] = s;
-    }
-    if (n % 32 != 0 && warp == num_warps - 1) {
-        const std::uint64_t i = full * 32 + lane;
-        const float s = smem_group_sum<32>(buf, t, i < n ? in[i] : 0.0f);
-        if (lane == 0) sums[full] = s;
+    for (int k = 0; k < kLoads; ++k) {
+        const float s = smem_group_sum<8>(buf, t, (v[k].x + v[k].y) + (v[k].z + v[k].w));
+        const std::uint64_t segment = tile * 32 + 4 * k + lane / 8;
+        if (lane % 8 == 0 && segment < segments) sums[segment] = s;
     }
 }
 
@@ -768,7 +762,9 @@ unsigned wave(std::uint64_t warps) {
 }
 
 cudaError_t smem_segment_sum(const float* in, float* sums, size_t n, cudaStream_t s) {
-    smem_sum_kernel<<<wave((n / 32 + 3) / 4), kBlock, 0, s>>>(in, sums, n);
+    const std::uint64_t tiles = (n + 1023) / 1024;
+    smem_sum_kernel<<<static_cast<unsigned>((tiles + kWarps - 1) / kWarps), kBlock, 0, s>>>(
+        in, sums, n);
     return cudaGetLastError();
 }
 

@@ -1,7 +1,10 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
+#include <thread>
 
 #include "supervise.h"
 
@@ -88,4 +91,39 @@ TEST_CASE("host memory is limited with a cgroup where one can be made", "[superv
     CHECK(beyond.memory_limited);
     CHECK_FALSE(beyond.exited_ok());
     CHECK(beyond.memory_limit_hit);
+}
+
+TEST_CASE("a held child gets its secret only when released; its limits count from then",
+          "[supervise]") {
+    std::atomic<int> hold{0};
+    ChildOptions o;
+    o.wall_seconds = 0.5;  // shorter than the hold: must not count while held
+    o.secret = "0123456789abcdef";
+    o.hold = &hold;
+    std::thread release([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(800));
+        hold = 1;
+    });
+    auto r = run_supervised({"/bin/sh", "-c", "read -r key <&4; echo \"got $key\""}, o);
+    release.join();
+    CHECK(r.exited_ok());
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.wall_seconds > 0.7);
+    CHECK_THAT(r.out.head, Catch::Matchers::ContainsSubstring("got 0123456789abcdef"));
+}
+
+TEST_CASE("a held child is killed when its hold is cancelled", "[supervise]") {
+    std::atomic<int> hold{0};
+    ChildOptions o;
+    o.secret = "0123456789abcdef";
+    o.hold = &hold;
+    std::thread cancel([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        hold = -1;
+    });
+    auto r = run_supervised({"/bin/sh", "-c", "read -r key <&4; echo \"got $key\""}, o);
+    cancel.join();
+    CHECK(r.cancelled);
+    CHECK_FALSE(r.exited_ok());
+    CHECK(r.out.head.find("got") == std::string::npos);
 }
