@@ -2,20 +2,20 @@
 //
 // Teaches: adding values that live in different threads' registers without shared memory.
 // __shfl_down_sync(mask, v, offset) hands every lane the v of the lane `offset` above it; five
-// rounds (offsets 16, 8, 4, 2, 1) leave the sum of 32 lanes in lane 0.
+// rounds (offsets 16, 8, 4, 2, 1) leave the sum of 32 lanes in lane 0, and three rounds
+// (offsets 4, 2, 1) the sum of each group of 8 lanes in the group's first lane.
 //
-// The fast layout: the input is read with float4 loads, so one lane holds 4 consecutive floats
-// and a 32-float segment is spread over 8 lanes. One warp-wide load covers 4 segments
-// (32 lanes x 16 bytes = 512 bytes), each lane adds its 4 floats in registers, and 3 shuffle
-// rounds (offsets 4, 2, 1) finish each segment's sum in the first lane of its group of 8.
-// The partial last segment (n % 32 elements, when n is not a multiple of 32) takes the plain
-// route: one float per lane, zero past n, 5 rounds.
+// The fast layout: each warp owns one *tile* of 32 consecutive segments (1024 floats, 4 KiB).
+// The tile is read with float4 loads, so a lane holds 4 consecutive floats and a 32-float
+// segment is spread over 8 lanes; one warp-wide load of 512 bytes covers 4 segments, and 8 of
+// them cover the tile. Each lane first issues all 8 of its loads, then, per load, adds its 4
+// floats in registers and takes part in 3 shuffle rounds that finish each segment in the
+// first lane of its group of 8. Those 4 lanes (0, 8, 16, 24) write the tile's 32 sums.
 //
 // Why this layout: the sum of 2^28 floats in 32-wide segments reads 1 GiB and writes 32 MiB,
-// so its floor is set by DRAM; what separates a kernel at the floor from one 10% above it is
-// how many bytes each thread keeps in flight and how few instructions it spends per byte.
-// Here each thread issues kUnroll independent 16-byte loads before it uses any of them, and
-// does 3 shuffles per 16 bytes instead of 5 per 4 bytes.
+// so DRAM sets its floor; what separates a kernel at the floor from one 5% above it is how
+// many bytes each thread keeps in flight (here 128) and how few instructions it spends per
+// byte (3 shuffles per 16 bytes instead of 5 per 4 bytes).
 //
 // Check:  ./cudalings check 03_warp_shuffle/01_segment_sum
 // Stuck:  ./cudalings hint 03_warp_shuffle/01_segment_sum
@@ -24,98 +24,78 @@
 
 constexpr unsigned int kBlockSize = 256;
 constexpr unsigned int kWarpsPerBlock = kBlockSize / 32;
-// At most 32 registers per thread: 2048 threads x 32 = 65,536, the register file of one SM, so
-// a full SM of blocks (8 of 256 threads) really fits. The grid below is sized for exactly that
-// many; a kernel that needed more registers would fit fewer blocks per SM, and a grid sized
-// for 8 would then run in more than one wave: a slow tail of late blocks.
-constexpr int kMaxRegisters = 32;
-// Independent float4 loads each thread has in flight per iteration of the main loop: 48 bytes
-// per thread, about 96 KB per SM, several times what it takes to keep HBM busy.
-constexpr int kUnroll = 3;
+// float4 loads per lane: a tile is 8 x 32 lanes x 4 floats = 1024 floats = 32 segments.
+constexpr int kLoadsPerLane = 8;
+constexpr size_t kTileFloats = 32 * 32;
 
-// After this, lane 0 holds the sum of v over the 32 lanes. (The other lanes hold partial sums
-// that nobody uses.) Every lane must execute every round: a lane that skipped one would not
-// deliver its value, and the mask promises that all 32 arrive.
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-    for (int offset = 16; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
-    return v;
-}
-
-// The same over each aligned group of 8 lanes: lanes 0, 8, 16 and 24 get the sums of lanes
-// 0-7, 8-15, 16-23 and 24-31. No `width` argument is needed: a group's first lane only ever
-// reads lanes of its own group (g + 4, then g + 2, then g + 1); the lanes that read across a
-// group boundary produce values nobody uses.
+// Lanes 0, 8, 16 and 24 get the sums of v over lanes 0-7, 8-15, 16-23 and 24-31. No `width`
+// argument is needed: a group's first lane only ever reads lanes of its own group (g + 4,
+// then g + 2, then g + 1); the lanes that read across a group boundary produce values nobody
+// uses. Every lane must execute every round: the mask promises that all 32 arrive.
 __device__ __forceinline__ float group8_sum(float v) {
 #pragma unroll
     for (int offset = 4; offset > 0; offset /= 2) v += __shfl_down_sync(kFullMask, v, offset);
     return v;
 }
 
-// A chunk is 4 consecutive segments = 128 floats = 32 float4 packs: exactly one float4 per
-// lane. Lane l of the warp holds pack l of the chunk, so lanes 8 g .. 8 g + 7 hold segment g of
-// the chunk, and lane 8 g finishes its sum. Called by all 32 lanes of a warp together.
-__device__ __forceinline__ void sum_chunk(float4 v, size_t chunk, unsigned int lane,
-                                          size_t full_segments, float* __restrict__ sums) {
-    // 4 floats in registers first (no communication needed), then 3 shuffle rounds.
-    const float s = group8_sum((v.x + v.y) + (v.z + v.w));
-    const size_t segment = chunk * 4 + lane / 8;
-    if (lane % 8 == 0 && segment < full_segments) sums[segment] = s;
+// Pack p = floats 4p .. 4p + 3, zeros past n. Only the last tile needs this: it may end in
+// the middle of a pack (n % 4 != 0) or hold no pack at all for some lanes.
+__device__ __forceinline__ float4 load_pack_checked(const float* __restrict__ in, size_t p,
+                                                    size_t n) {
+    const size_t i = 4 * p;
+    if (i + 3 < n) return reinterpret_cast<const float4*>(in)[p];
+    return make_float4(i < n ? in[i] : 0.0f, i + 1 < n ? in[i + 1] : 0.0f,
+                       i + 2 < n ? in[i + 2] : 0.0f, 0.0f);
 }
 
-__global__ void __maxnreg__(kMaxRegisters)
+__global__ void __launch_bounds__(kBlockSize)
     segment_sum_kernel(const float* __restrict__ in, float* __restrict__ sums, size_t n) {
     const unsigned int lane = threadIdx.x % 32;
-    const size_t warp = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-    const size_t num_warps = static_cast<size_t>(gridDim.x) * kWarpsPerBlock;
+    const size_t tile = (static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+    // The grid is rounded up to whole blocks: warps past the last tile leave, all 32 lanes
+    // together (the test depends on the warp alone), so no shuffle misses a lane.
+    if (tile * kTileFloats >= n) return;
 
-    // Segment s starts at byte 128 s, so every pack is 16-byte aligned.
-    const size_t full_segments = n / 32;  // segments with all 32 elements
-    const size_t whole_chunks = full_segments / 4;
-    const float4* in4 = reinterpret_cast<const float4*>(in);
-
-    // Main loop: kUnroll whole chunks per warp per iteration, grid-stride, no bounds tests.
-    // The loop test depends only on the warp's index, never on the lane: all 32 lanes run the
-    // same iterations, as the shuffles inside require.
-    size_t c = warp;
-    for (; c + (kUnroll - 1) * num_warps < whole_chunks; c += kUnroll * num_warps) {
-        // First issue every load, then use them: kUnroll x 16 bytes in flight per thread.
-        float4 v[kUnroll];
+    // Lane l's k-th pack is pack k * 32 + l of the tile: segment 4 k + l / 8 of the tile.
+    const size_t first_pack = tile * (kTileFloats / 4) + lane;
+    float4 v[kLoadsPerLane];
+    if ((tile + 1) * kTileFloats <= n) {
+        // A whole tile (every tile but possibly the last): 8 loads, no tests, all in flight
+        // before the first one is used.
+        const float4* in4 = reinterpret_cast<const float4*>(in);
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = in4[(c + u * num_warps) * 32 + lane];
+        for (int k = 0; k < kLoadsPerLane; ++k) v[k] = in4[first_pack + k * 32];
+    } else {
+        // The last, partial tile: zeros past n. The partial last segment (n % 32 != 0) is
+        // summed over the elements it has, since the zeros add nothing.
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u)
-            sum_chunk(v[u], c + u * num_warps, lane, full_segments, sums);
+        for (int k = 0; k < kLoadsPerLane; ++k)
+            v[k] = load_pack_checked(in, first_pack + k * 32, n);
     }
 
-    // What is left: fewer than kUnroll chunks for this warp, one at a time; the last chunk may
-    // hold only 1 to 3 whole segments. Lanes past the last whole segment load nothing and bring
-    // 0, but they still take part in the shuffles.
-    const size_t packs = full_segments * 8;
-    for (; c * 4 < full_segments; c += num_warps) {
-        const size_t p = c * 32 + lane;
-        sum_chunk(p < packs ? in4[p] : make_float4(0.0f, 0.0f, 0.0f, 0.0f), c, lane, full_segments,
-                  sums);
-    }
+    float s[kLoadsPerLane];
+#pragma unroll
+    for (int k = 0; k < kLoadsPerLane; ++k)
+        s[k] = group8_sum((v[k].x + v[k].y) + (v[k].z + v[k].w));
 
-    // The partial last segment, if any: the grid's last warp (it has at most as many chunks as
-    // any other) sums its n % 32 elements with one float per lane. Lanes past n bring 0, the
-    // neutral element of +, instead of dropping out: the mask still names all 32 lanes.
-    if (n % 32 != 0 && warp == num_warps - 1) {
-        const size_t i = full_segments * 32 + lane;
-        const float s = warp_sum(i < n ? in[i] : 0.0f);
-        if (lane == 0) sums[full_segments] = s;
+    // Lane 8 g now holds the sums of segments 4 k + g (k = 0..7) of the tile.
+    if (lane % 8 == 0) {
+        const size_t segments = (n + 31) / 32;
+#pragma unroll
+        for (int k = 0; k < kLoadsPerLane; ++k) {
+            const size_t segment = tile * 32 + 4 * k + lane / 8;
+            if (segment < segments) sums[segment] = s[k];
+        }
     }
 }
 
 extern "C" cudaError_t segment_sum(const float* in, float* sums, size_t n, cudaStream_t stream) {
-    // One wave of blocks, but no more warps than there are chunks; one block, at least, also
-    // serves n < 128, which may have no whole chunk.
-    const size_t chunks = (n / 32 + 3) / 4;
-    unsigned int grid = 0;
-    cudaError_t err =
-        one_wave_grid(kBlockSize, (chunks + kWarpsPerBlock - 1) / kWarpsPerBlock, &grid);
-    if (err != cudaSuccess) return err;
-    segment_sum_kernel<<<grid, kBlockSize, 0, stream>>>(in, sums, n);
+    // One warp per tile, and as many blocks as that takes: each warp's job is a fixed 4 KiB, so
+    // the GPU's block scheduler keeps every SM full until the end, with no loop at all. (A
+    // grid-stride loop over tiles with one wave of blocks, as in lesson 01, measured 1% slower
+    // here: see "Step 1" in the README.)
+    const size_t tiles = (n + kTileFloats - 1) / kTileFloats;
+    const size_t blocks = (tiles + kWarpsPerBlock - 1) / kWarpsPerBlock;
+    segment_sum_kernel<<<static_cast<unsigned int>(blocks), kBlockSize, 0, stream>>>(in, sums, n);
     return cudaGetLastError();
 }
