@@ -5,12 +5,13 @@
 #                                   checked with its staircase, the checker benchmark
 #   bench/gpu_session.sh suite      the adversarial fixtures (twice, in batches), the CPU tests,
 #                                   and the emulator against the GPU on every step
-# Logs go to $OUT (or ./gpu-session).
+#   bench/gpu_session.sh differential   only the emulator against the GPU on every step
+# Logs go to $OUT (or ./gpu-session); BUILD names the build directory (default build-gpu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-session}"
 mkdir -p "$out"
-build=build-gpu
+build="${BUILD:-build-gpu}"
 export PATH=/usr/local/cuda/bin:$PATH NO_COLOR=1
 state=/tmp/gpu-session-state
 
@@ -34,6 +35,9 @@ course)
 suite)
   ctest --preset gpu -R "fixture" --output-on-failure 2>&1 | tee "$out/ctest-fixtures.log" | tail -25
   ctest --preset gpu -L cpu -j 8 2>&1 | tee "$out/ctest-cpu.log" | tail -6
+  exec bash bench/gpu_session.sh differential
+  ;;
+differential)
   # The emulator against the GPU on every step: the same pass/fail (the differential test).
   "$build/cudalings" check --all --solutions --emulate --json --state-dir "$state" >"$out/emu-solutions.json" 2>/dev/null
   "$build/cudalings" check --all --emulate --json --state-dir /tmp/gpu-session-skel >"$out/emu-skeletons.json" 2>/dev/null
