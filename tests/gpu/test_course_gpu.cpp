@@ -41,7 +41,7 @@ TEST_CASE("every solution step passes on the GPU, with timing", "[gpu]") {
         CHECK(r["verdict"] == "PASS");
         if (r["timing"].is_object()) {
             CHECK(r["timing"]["learner"]["median_us"].get<double>() > 0);
-            CHECK(r["timing"]["learner"]["samples"].get<int>() >= 15);
+            CHECK(r["timing"]["learner"]["samples"].get<int>() >= 10);
         }
     }
     CHECK(j["failed"] == 0);
