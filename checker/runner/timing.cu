@@ -12,8 +12,10 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 __global__ void flush_kernel(float4* buffer, std::size_t n) {
-    // A read and a write of every line: evicts what the timed call left in L2, and leaves
-    // lines whose write-back happens now, before the clock starts, not during the sample.
+    // A read and a write of every line: evicts what the timed call left in L2 (its dirty
+    // lines are written back now, before the clock starts). It leaves the L2 full of its own
+    // dirty lines, which the next timed call pays to write back: measured on our H200, 8-10 us
+    // at 2^28 (branch l2-clean-flush adds a read-only pass that leaves the L2 clean).
     for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
          i += std::size_t{gridDim.x} * blockDim.x) {
         float4 v = buffer[i];
