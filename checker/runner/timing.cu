@@ -13,9 +13,7 @@ using Clock = std::chrono::steady_clock;
 
 __global__ void flush_kernel(float4* buffer, std::size_t n) {
     // A read and a write of every line: evicts what the timed call left in L2 (its dirty
-    // lines are written back now, before the clock starts). It leaves the L2 full of its own
-    // dirty lines, which the next timed call pays to write back: measured on our H200, 8-10 us
-    // at 2^28 (branch l2-clean-flush adds a read-only pass that leaves the L2 clean).
+    // output lines are written back now). It leaves the L2 full of its own dirty lines.
     for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
          i += std::size_t{gridDim.x} * blockDim.x) {
         float4 v = buffer[i];
@@ -24,23 +22,44 @@ __global__ void flush_kernel(float4* buffer, std::size_t n) {
     }
 }
 
+__global__ void clean_kernel(const float4* buffer, std::size_t n, float* sink) {
+    // Reads only: evicts the flush's dirty lines (written back now, before the clock starts)
+    // and leaves the L2 holding clean lines, which the timed call can drop for free.
+    float acc = 0.0f;
+    for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+         i += std::size_t{gridDim.x} * blockDim.x)
+        acc += buffer[i].x;
+    if (acc == 1.0f) *sink = acc;  // never true (the buffer is zero): keeps the loads alive
+}
+
+// Cold L2 before every sample: a read+write pass, then a read-only pass over a second buffer.
+// Without the second pass, up to one L2 of the flush's dirty lines (60 MB on an H200) would be
+// written back during the timed call: measured on our H200 at 2^28, 8-10 us added to every
+// kernel (lesson 03 step 1: 266.8 against 258.5 us; a read-only kernel: 256.9 against
+// 246.8 us).
 class L2Flush {
   public:
     explicit L2Flush(std::size_t l2_bytes)
         // at least twice the L2, and never less than 128 MiB
         : n_(std::max<std::size_t>(2 * l2_bytes, std::size_t{128} << 20) / sizeof(float4)),
-          buffer_(n_) {
+          buffer_(n_),
+          clean_(n_),
+          sink_(1) {
         DEV_CHECK(cudaMemset(buffer_.get(), 0, n_ * sizeof(float4)));
+        DEV_CHECK(cudaMemset(clean_.get(), 0, n_ * sizeof(float4)));
     }
     void run(cudaStream_t s) {
         flush_kernel<<<1024, 256, 0, s>>>(buffer_.get(), n_);
+        DEV_CHECK(cudaGetLastError());
+        clean_kernel<<<1024, 256, 0, s>>>(clean_.get(), n_, sink_.get());
         DEV_CHECK(cudaGetLastError());
         dev::sync_device();
     }
 
   private:
     std::size_t n_;
-    dev::Array<float4> buffer_;
+    dev::Array<float4> buffer_, clean_;
+    dev::Array<float> sink_;
 };
 
 // One timed call. The end event is recorded right after the call on the stream; a second
