@@ -249,6 +249,8 @@ std::string Checker::nvcc() const {
     return "nvcc";
 }
 
+bool Checker::runs_on_gpu() { return !options_.emulate && gpu().present; }
+
 const GpuInfo& Checker::gpu() {
     if (gpu_) return *gpu_;
     std::string cache = paths_.state_dir + "/gpu-probe.json";
@@ -781,7 +783,7 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     auto hold = std::make_shared<std::atomic<int>>(0);
     std::future<RunnerRun> first;
     auto start_first_runner = [&](const std::string& built_object) {
-        if (options_.emulate || !gpu().present) return;
+        if (!runs_on_gpu()) return;
         auto argv = runner_argv(lesson, step, built_object, report, 0, true);
         ChildOptions o = runner_options();
         o.hold = hold.get();
@@ -797,11 +799,11 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     if (!built) return finish();  // (a held runner is killed; `first` waits for it)
     const GpuInfo& g = gpu();
     // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
-    if (options_.emulate || (!g.present && options_.emulate_without_gpu)) {
+    if (!runs_on_gpu() && (options_.emulate || options_.emulate_without_gpu)) {
         run_emulated(lesson, step, report);
         return finish();
     }
-    if (!g.present) {
+    if (!runs_on_gpu()) {
         report.verdict = Verdict::Skipped;
         report.reason = "it compiles; correctness and timing need an NVIDIA GPU (" +
                         (g.error.empty() ? std::string("none found") : g.error) + ")";

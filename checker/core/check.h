@@ -49,6 +49,8 @@ class Checker {
     Checker(CoursePaths paths, Manifest manifest, CheckOptions options);
 
     const GpuInfo& gpu();  // probed once (and cached per machine state)
+    // A check runs on the GPU unless --emulate, or there is no GPU.
+    bool runs_on_gpu();
     StepReport check(const StepRef& step, bool solution_file);
     // The measured copy bandwidth of this GPU (cached per GPU), 0 when unknown.
     double copy_bandwidth_gbps();

@@ -274,24 +274,15 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         for (auto& w : watched) any_open = any_open || w.fd >= 0;
         if (reaped && !any_open) break;
         auto now = Clock::now();
-        if (held && !reaped) {
-            int h = options.hold->load();
-            if (h > 0) {
-                held = false;
-                give_secret();
-                deadline = now + wall;  // the limits count from here
-                last_channel_data = now;
-            } else if (h < 0) {
-                result.cancelled = true;
-                kill(-pid, SIGKILL);
-                waitpid(pid, &status, 0);
-                reaped = true;
-                reaped_at = Clock::now();
-                continue;
-            } else {
-                deadline = now + wall;
-                last_channel_data = now;
-            }
+        // A held child: its limits count from its release; a cancelled hold is a cancel.
+        const int hold = held && !reaped ? options.hold->load() : 1;
+        if (held && hold >= 0) {
+            deadline = now + wall;
+            last_channel_data = now;
+        }
+        if (held && hold > 0) {
+            held = false;
+            give_secret();
         }
         // After the child is gone, give leftover writers (its own children) a moment only.
         if (reaped && now - reaped_at > std::chrono::milliseconds(200)) {
@@ -300,7 +291,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         }
         bool idle = options.result_channel && options.channel_idle_seconds > 0 &&
                     now - last_channel_data > idle_limit;
-        if (!reaped && options.cancel && options.cancel->load()) {
+        if (!reaped && (hold < 0 || (options.cancel && options.cancel->load()))) {
             result.cancelled = true;
             kill(-pid, SIGKILL);
             waitpid(pid, &status, 0);
