@@ -439,6 +439,36 @@ CaseOutcome judge(const GuardReport& guards, std::uint64_t inputs_changed, const
     return o;
 }
 
+CaseOutcome judge_scalar(const Output<float>& out, const Output<float>* workspace, const Input& in,
+                         double expected, const Tolerance& t, const ScalarJudging& how,
+                         cudaStream_t s) {
+    GuardReport guards = out.check_guards(s);
+    if (guards.hit) {
+        auto o = judge(guards, 0, Comparison{}, t);
+        o.reason = "guard zone " + guards.side + " " + how.output_name + " hit";
+        o.detail = "Bytes " + guards.side + " the one-float output changed: " + how.output_advice;
+        return o;
+    }
+    if (workspace) {
+        guards = workspace->check_guards(s);
+        if (guards.hit) {
+            auto o = judge(guards, 0, Comparison{}, t);
+            o.reason = "guard zone " + guards.side + " the workspace hit";
+            o.detail = std::to_string(guards.bytes) + " byte" + (guards.bytes == 1 ? "" : "s") +
+                       " " + guards.side + " the workspace changed (" +
+                       std::to_string(guards.nearest) + " to " + std::to_string(guards.farthest) +
+                       " bytes " + (guards.side == "after" ? "past its end" : "before its start") +
+                       "): " + how.workspace_advice;
+            return o;
+        }
+    }
+    const Comparison cmp = compare_scalar(out.get(), expected, t);
+    auto o = judge(GuardReport{}, in.changed(s), cmp, t);
+    if (o.status == "wrong" && o.reason != "input modified" && how.explain)
+        o.detail = how.explain(cmp);
+    return o;
+}
+
 void Ctx::call(const std::function<cudaError_t()>& f) {
     emit_("call_start");
     cudaError_t returned = f();

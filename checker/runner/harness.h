@@ -150,6 +150,19 @@ struct CaseOutcome {
 CaseOutcome judge(const GuardReport& guards, std::uint64_t inputs_changed, const Comparison& cmp,
                   const Tolerance& t);
 
+// A one-float result (a whole sum) and an optional workspace, judged in order: the output's
+// guards, the workspace's, the input, then the value. The lesson says what a guard hit means
+// and words a wrong value.
+struct ScalarJudging {
+    std::string output_name;       // "out[0]": "guard zone after out[0] hit"
+    std::string output_advice;     // who may write the output, after the bytes that changed
+    std::string workspace_advice;  // what overran the workspace, after where it changed
+    std::function<std::string(const Comparison&)> explain;  // a wrong value, in words
+};
+CaseOutcome judge_scalar(const Output<float>& out, const Output<float>* workspace, const Input& in,
+                         double expected, const Tolerance& t, const ScalarJudging& how,
+                         cudaStream_t s);
+
 // ---------------------------------------------------------------- calling the learner
 // A CUDA error raised by the learner's call (returned, or found at the device sync after it).
 struct LearnerError {

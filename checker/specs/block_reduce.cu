@@ -267,34 +267,16 @@ harness::CaseOutcome judge_sum(const harness::Output<float>& out, const harness:
                                const harness::Input& x, const harness::CaseDef& c,
                                const harness::SumStats& st, cudaStream_t s) {
     const harness::Tolerance t = whole_sum_tolerance(c, st);
-    harness::GuardReport guards = out.check_guards(s);
-    if (guards.hit) {
-        auto o = harness::judge(guards, 0, harness::Comparison{}, t);
-        o.reason = "guard zone " + guards.side + " the sum hit";
-        o.detail = "Bytes " + guards.side +
-                   " the one-float output changed: only one thread "
-                   "should write it, and only sum[0].";
-        return o;
-    }
-    if (ws) {
-        guards = ws->check_guards(s);
-        if (guards.hit) {
-            auto o = harness::judge(guards, 0, harness::Comparison{}, t);
-            o.reason = "guard zone " + guards.side + " the workspace hit";
-            o.detail = std::to_string(guards.bytes) + " byte" + (guards.bytes == 1 ? "" : "s") +
-                       " " + guards.side + " the workspace changed (" +
-                       std::to_string(guards.nearest) + " to " + std::to_string(guards.farthest) +
-                       " bytes " + (guards.side == "after" ? "past its end" : "before its start") +
-                       "): more partials were written than the workspace holds. Launch at most "
-                       "kMaxBlocks blocks in pass 1.";
-            return o;
-        }
-    }
-    auto cmp = harness::compare_scalar(out.get(), st.sum, t);
-    auto o = harness::judge(harness::GuardReport{}, x.changed(s), cmp, t);
-    if (o.status == "wrong" && o.reason != "input modified")
-        o.detail = describe_sum(cmp, st.sum, t.exact ? 0.0 : t.abs);
-    return o;
+    harness::ScalarJudging how;
+    how.output_name = "the sum";
+    how.output_advice = "only one thread should write it, and only sum[0].";
+    how.workspace_advice =
+        "more partials were written than the workspace holds. Launch at most kMaxBlocks blocks "
+        "in pass 1.";
+    how.explain = [&](const harness::Comparison& cmp) {
+        return describe_sum(cmp, st.sum, t.exact ? 0.0 : t.abs);
+    };
+    return harness::judge_scalar(out, ws, x, st.sum, t, how, s);
 }
 
 harness::CaseOutcome run_sum_case(harness::Ctx& ctx, void* fn, bool workspace_kind,

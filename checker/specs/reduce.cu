@@ -122,34 +122,16 @@ harness::CaseOutcome judge_sum(const harness::Output<float>& out,
                                const harness::SumStats& st, cudaStream_t s) {
     const std::uint64_t n = in.size();
     const harness::Tolerance t = tolerance(n, st);
-    harness::GuardReport guards = out.check_guards(s);
-    if (guards.hit) {
-        auto o = harness::judge(guards, 0, harness::Comparison{}, t);
-        o.reason = "guard zone " + guards.side + " out[0] hit";
-        o.detail = "Bytes " + guards.side +
-                   " the one-float output changed: only thread 0 of "
-                   "the last pass should write, and only out[0].";
-        return o;
-    }
-    if (workspace) {
-        guards = workspace->check_guards(s);
-        if (guards.hit) {
-            auto o = harness::judge(guards, 0, harness::Comparison{}, t);
-            o.reason = "guard zone " + guards.side + " the workspace hit";
-            o.detail = std::to_string(guards.bytes) + " byte" + (guards.bytes == 1 ? "" : "s") +
-                       " " + guards.side + " the workspace changed (" +
-                       std::to_string(guards.nearest) + " to " + std::to_string(guards.farthest) +
-                       " bytes " + (guards.side == "after" ? "past its end" : "before its start") +
-                       "): more partial sums were written than the workspace holds, or at the "
-                       "wrong place. Size the grid so it fits in workspace_bytes.";
-            return o;
-        }
-    }
-    const float got = read_scalar(out.get());
-    auto o = harness::judge(harness::GuardReport{}, in.changed(s),
-                            harness::compare_scalar(out.get(), st.sum, t), t);
-    if (o.status == "wrong" && o.reason != "input modified") o.detail = explain(got, st, t.abs, n);
-    return o;
+    harness::ScalarJudging how;
+    how.output_name = "out[0]";
+    how.output_advice = "only thread 0 of the last pass should write, and only out[0].";
+    how.workspace_advice =
+        "more partial sums were written than the workspace holds, or at the wrong place. Size "
+        "the grid so it fits in workspace_bytes.";
+    how.explain = [&](const harness::Comparison&) {
+        return explain(read_scalar(out.get()), st, t.abs, n);
+    };
+    return harness::judge_scalar(out, workspace, in, st.sum, t, how, s);
 }
 
 // The input every timed call sums (the learner's, the reference's and CUB's alike).
