@@ -31,6 +31,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "../../lessons/03_warp_shuffle/warp_shuffle.cuh"
@@ -106,10 +107,12 @@ std::string case_name(const Params& p, bool threshold, bool width) {
 
 // harness::judge for one named output of `length` elements (the number of segments, say, not
 // n): the reason names the array and the mismatches are described against its own length.
+// With no name (an output of one value per input element), harness::judge as it is.
 harness::CaseOutcome judge_array(const char* array, std::uint64_t length,
                                  const harness::GuardReport& guards, std::uint64_t changed,
                                  const harness::Comparison& cmp, const harness::Tolerance& t) {
     harness::CaseOutcome o = harness::judge(guards, changed, cmp, t);
+    if (array == nullptr) return o;
     if (guards.hit) {
         o.reason = std::string(array) + ": " + o.reason;
     } else if (!changed && cmp.wrong) {
@@ -242,74 +245,108 @@ harness::Tolerance center_tolerance() {
 
 // ================================================================ problems
 
-// Everything one call of a step needs: its input, its outputs (guarded, poisoned), and the
-// expected result. The spare outputs (only when timing against the reference) receive the
-// reference's calls, so the learner's output is never overwritten by anyone else.
+// An output of `length` elements (poisoned, guarded) and, only when timing against the
+// reference, a spare of the same length that receives the reference's calls, so the learner's
+// output is never overwritten by anyone else.
+template <typename T>
+class Outputs {
+  public:
+    Outputs(std::uint64_t length, bool spare) : mine_(length) {
+        if (spare) spare_ = std::make_unique<dev::Array<T>>(length);
+    }
+    T* target(bool spare) const { return spare ? spare_->get() : mine_.get(); }
+    const harness::Output<T>& mine() const { return mine_; }
+    void poison(cudaStream_t s) { mine_.poison(s); }
+
+  private:
+    harness::Output<T> mine_;
+    std::unique_ptr<dev::Array<T>> spare_;
+};
+
+// Everything one call of a step needs: its input, its outputs, and the expected result.
 class Problem {
   public:
-    explicit Problem(const Params& p) : p_(p) {}
+    Problem(const Params& p, std::uint64_t seed, cudaStream_t s)
+        : p_(p), in_(p.n, p.dist, seed, 0, s) {}
     virtual ~Problem() = default;
     const Params& params() const { return p_; }
     virtual cudaError_t call(void* fn, cudaStream_t s, bool spare) = 0;
     virtual harness::CaseOutcome verify(cudaStream_t s) = 0;
-    // New input from `seed`, its expected result, and the outputs poisoned again.
-    virtual void refresh(std::uint64_t seed, cudaStream_t s) = 0;
     virtual double bytes() const = 0;  // read + written by one call
+    // New input from `seed`, its expected result, and the outputs poisoned again.
+    void refresh(std::uint64_t seed, cudaStream_t s) {
+        in_.regenerate(seed, 0, s);
+        prepare(s);
+    }
 
   protected:
+    // The expected result of the current input, and the outputs poisoned. Each subclass calls
+    // its own at the end of its constructor.
+    virtual void prepare(cudaStream_t s) = 0;
     Params p_;
+    harness::Input in_;
+};
+
+// One float output of `length` elements, each within its own bound of a value computed in
+// double (steps 1, 3 and 5). `array` names the output in the reason when it is not one value
+// per input element (nullptr otherwise).
+class WithinProblem : public Problem {
+  public:
+    harness::CaseOutcome verify(cudaStream_t s) override {
+        const harness::Comparison cmp =
+            harness::compare_within(out_.mine().get(), want_.get(), bound_.get(), length_, s);
+        return judge_array(array_, length_, out_.mine().check_guards(s), in_.changed(s), cmp,
+                           tolerance_);
+    }
+
+  protected:
+    WithinProblem(const Params& p, const char* array, std::uint64_t length, harness::Tolerance t,
+                  std::uint64_t seed, bool spare, cudaStream_t s)
+        : Problem(p, seed, s),
+          array_(array),
+          length_(length),
+          tolerance_(std::move(t)),
+          out_(length, spare),
+          want_(length),
+          bound_(length) {}
+    const char* array_;
+    std::uint64_t length_;
+    harness::Tolerance tolerance_;
+    Outputs<float> out_;
+    dev::Array<double> want_, bound_;
 };
 
 // Step 1: sums[s] over 32-wide segments.
-class SumProblem : public Problem {
+class SumProblem : public WithinProblem {
   public:
     using Fn = decltype(&segment_sum);
     static Params timed() { return {kTimedN, Dist::Uniform, 0.0f, 32}; }
     static std::string name_of(const Params& p) { return case_name(p, false, false); }
 
     SumProblem(const Params& p, std::uint64_t seed, bool spare, cudaStream_t s)
-        : Problem(p),
-          segments_(segments_of(p.n, 32)),
-          in_(p.n, p.dist, seed, 0, s),
-          out_(segments_),
-          stats_(segments_),
-          want_(segments_),
-          bound_(segments_) {
-        if (spare) spare_ = std::make_unique<dev::Array<float>>(segments_);
-        prepare(s);
+        : WithinProblem(p, "sums", segments_of(p.n, 32), sum_tolerance(), seed, spare, s),
+          stats_(length_) {
+        SumProblem::prepare(s);
     }
     cudaError_t call(void* fn, cudaStream_t s, bool spare) override {
-        return reinterpret_cast<Fn>(fn)(in_.get(), spare ? spare_->get() : out_.get(), p_.n, s);
+        return reinterpret_cast<Fn>(fn)(in_.get(), out_.target(spare), p_.n, s);
     }
-    harness::CaseOutcome verify(cudaStream_t s) override {
-        const auto t = sum_tolerance();
-        return judge_array(
-            "sums", segments_, out_.check_guards(s), in_.changed(s),
-            harness::compare_within(out_.get(), want_.get(), bound_.get(), segments_, s), t);
-    }
-    void refresh(std::uint64_t seed, cudaStream_t s) override {
-        in_.regenerate(seed, 0, s);
-        prepare(s);
-    }
-    double bytes() const override { return 4.0 * p_.n + 4.0 * segments_; }
+    double bytes() const override { return 4.0 * p_.n + 4.0 * length_; }
     const float* input() const { return in_.get(); }
-    float* output() const { return out_.get(); }
-    std::uint64_t segments() const { return segments_; }
+    float* output() const { return out_.target(false); }
+    std::uint64_t segments() const { return length_; }
 
-  private:
-    void prepare(cudaStream_t s) {
+  protected:
+    void prepare(cudaStream_t s) override {
         harness::segment_stats(in_.get(), p_.n, 32, stats_.get(), s);
-        sums_expected_kernel<<<blocks_for(segments_), 256, 0, s>>>(stats_.get(), segments_,
-                                                                   want_.get(), bound_.get());
+        sums_expected_kernel<<<blocks_for(length_), 256, 0, s>>>(stats_.get(), length_, want_.get(),
+                                                                 bound_.get());
         launched();
         out_.poison(s);
     }
-    std::uint64_t segments_;
-    harness::Input in_;
-    harness::Output<float> out_;
-    std::unique_ptr<dev::Array<float>> spare_;
+
+  private:
     dev::Array<harness::SegmentStats> stats_;
-    dev::Array<double> want_, bound_;
 };
 
 // Step 2: out[i] = in[i] / (its segment's sum), positive inputs.
@@ -320,81 +357,57 @@ class NormalizeProblem : public Problem {
     static std::string name_of(const Params& p) { return case_name(p, false, false); }
 
     NormalizeProblem(const Params& p, std::uint64_t seed, bool spare, cudaStream_t s)
-        : Problem(p),
-          in_(p.n, p.dist, seed, 0, s),
-          out_(p.n),
-          stats_(segments_of(p.n, 32)),
-          want_(p.n) {
-        if (spare) spare_ = std::make_unique<dev::Array<float>>(p.n);
-        prepare(s);
+        : Problem(p, seed, s), out_(p.n, spare), stats_(segments_of(p.n, 32)), want_(p.n) {
+        NormalizeProblem::prepare(s);
     }
     cudaError_t call(void* fn, cudaStream_t s, bool spare) override {
-        return reinterpret_cast<Fn>(fn)(in_.get(), spare ? spare_->get() : out_.get(), p_.n, s);
+        return reinterpret_cast<Fn>(fn)(in_.get(), out_.target(spare), p_.n, s);
     }
     harness::CaseOutcome verify(cudaStream_t s) override {
         const auto t = normalize_tolerance();
-        return harness::judge(out_.check_guards(s), in_.changed(s),
-                              harness::compare(out_.get(), want_.get(), p_.n, t, s), t);
-    }
-    void refresh(std::uint64_t seed, cudaStream_t s) override {
-        in_.regenerate(seed, 0, s);
-        prepare(s);
+        return harness::judge(out_.mine().check_guards(s), in_.changed(s),
+                              harness::compare(out_.mine().get(), want_.get(), p_.n, t, s), t);
     }
     double bytes() const override { return 8.0 * p_.n; }
 
-  private:
-    void prepare(cudaStream_t s) {
+  protected:
+    void prepare(cudaStream_t s) override {
         harness::segment_stats(in_.get(), p_.n, 32, stats_.get(), s);
         normalize_expected_kernel<<<blocks_for(p_.n), 256, 0, s>>>(in_.get(), p_.n, stats_.get(),
                                                                    want_.get());
         launched();
         out_.poison(s);
     }
-    harness::Input in_;
-    harness::Output<float> out_;
-    std::unique_ptr<dev::Array<float>> spare_;
+
+  private:
+    Outputs<float> out_;
     dev::Array<harness::SegmentStats> stats_;
     dev::Array<float> want_;
 };
 
 // Step 3: inclusive scan of each 32-wide segment.
-class ScanProblem : public Problem {
+class ScanProblem : public WithinProblem {
   public:
     using Fn = decltype(&segment_scan);
     static Params timed() { return {kTimedN, Dist::Uniform, 0.0f, 32}; }
     static std::string name_of(const Params& p) { return case_name(p, false, false); }
 
     ScanProblem(const Params& p, std::uint64_t seed, bool spare, cudaStream_t s)
-        : Problem(p), in_(p.n, p.dist, seed, 0, s), out_(p.n), want_(p.n), bound_(p.n) {
-        if (spare) spare_ = std::make_unique<dev::Array<float>>(p.n);
-        prepare(s);
+        : WithinProblem(p, nullptr, p.n, scan_tolerance(), seed, spare, s) {
+        ScanProblem::prepare(s);
     }
     cudaError_t call(void* fn, cudaStream_t s, bool spare) override {
-        return reinterpret_cast<Fn>(fn)(in_.get(), spare ? spare_->get() : out_.get(), p_.n, s);
-    }
-    harness::CaseOutcome verify(cudaStream_t s) override {
-        const auto t = scan_tolerance();
-        return harness::judge(
-            out_.check_guards(s), in_.changed(s),
-            harness::compare_within(out_.get(), want_.get(), bound_.get(), p_.n, s), t);
-    }
-    void refresh(std::uint64_t seed, cudaStream_t s) override {
-        in_.regenerate(seed, 0, s);
-        prepare(s);
+        return reinterpret_cast<Fn>(fn)(in_.get(), out_.target(spare), p_.n, s);
     }
     double bytes() const override { return 8.0 * p_.n; }
 
-  private:
-    void prepare(cudaStream_t s) {
+  protected:
+    void prepare(cudaStream_t s) override {
         scan_expected_kernel<<<blocks_for(segments_of(p_.n, 32)), 256, 0, s>>>(
             in_.get(), p_.n, want_.get(), bound_.get());
         launched();
         out_.poison(s);
     }
-    harness::Input in_;
-    harness::Output<float> out_;
-    std::unique_ptr<dev::Array<float>> spare_;
-    dev::Array<double> want_, bound_;
 };
 
 // Step 4: counts[s] and ranks[i] of the elements with in[i] > threshold.
@@ -405,35 +418,29 @@ class SelectProblem : public Problem {
     static std::string name_of(const Params& p) { return case_name(p, true, false); }
 
     SelectProblem(const Params& p, std::uint64_t seed, bool spare, cudaStream_t s)
-        : Problem(p),
+        : Problem(p, seed, s),
           segments_(segments_of(p.n, 32)),
-          in_(p.n, p.dist, seed, 0, s),
-          ranks_(p.n),
-          counts_(segments_),
+          ranks_(p.n, spare),
+          counts_(segments_, spare),
           want_ranks_(p.n),
           want_counts_(segments_) {
-        if (spare) {
-            spare_ranks_ = std::make_unique<dev::Array<unsigned>>(p.n);
-            spare_counts_ = std::make_unique<dev::Array<unsigned>>(segments_);
-        }
-        prepare(s);
+        SelectProblem::prepare(s);
     }
     cudaError_t call(void* fn, cudaStream_t s, bool spare) override {
-        return reinterpret_cast<Fn>(fn)(in_.get(), spare ? spare_ranks_->get() : ranks_.get(),
-                                        spare ? spare_counts_->get() : counts_.get(), p_.n,
-                                        p_.threshold, s);
+        return reinterpret_cast<Fn>(fn)(in_.get(), ranks_.target(spare), counts_.target(spare),
+                                        p_.n, p_.threshold, s);
     }
     // Guards of both outputs, then the input, then the ranks, then the counts.
     harness::CaseOutcome verify(cudaStream_t s) override {
         const auto t = select_tolerance();
-        harness::GuardReport guards = ranks_.check_guards(s);
+        harness::GuardReport guards = ranks_.mine().check_guards(s);
         const bool ranks_hit = guards.hit;
-        if (!ranks_hit) guards = counts_.check_guards(s);
+        if (!ranks_hit) guards = counts_.mine().check_guards(s);
         const std::uint64_t changed = in_.changed(s);
         const harness::Comparison ranks =
-            harness::compare_u32(ranks_.get(), want_ranks_.get(), p_.n, s);
+            harness::compare_u32(ranks_.mine().get(), want_ranks_.get(), p_.n, s);
         const harness::Comparison counts =
-            harness::compare_u32(counts_.get(), want_counts_.get(), segments_, s);
+            harness::compare_u32(counts_.mine().get(), want_counts_.get(), segments_, s);
         if (guards.hit)
             return ranks_hit ? judge_array("ranks", p_.n, guards, changed, ranks, t)
                              : judge_array("counts", segments_, guards, changed, counts, t);
@@ -446,73 +453,52 @@ class SelectProblem : public Problem {
         }
         return judge_array("counts", segments_, guards, changed, counts, t);
     }
-    void refresh(std::uint64_t seed, cudaStream_t s) override {
-        in_.regenerate(seed, 0, s);
-        prepare(s);
-    }
     double bytes() const override { return 8.0 * p_.n + 4.0 * segments_; }
 
-  private:
-    void prepare(cudaStream_t s) {
+  protected:
+    void prepare(cudaStream_t s) override {
         select_expected_kernel<<<blocks_for(segments_), 256, 0, s>>>(
             in_.get(), p_.n, p_.threshold, want_ranks_.get(), want_counts_.get());
         launched();
         ranks_.poison(s);
         counts_.poison(s);
     }
+
+  private:
     std::uint64_t segments_;
-    harness::Input in_;
-    harness::Output<unsigned> ranks_, counts_;
-    std::unique_ptr<dev::Array<unsigned>> spare_ranks_, spare_counts_;
+    Outputs<unsigned> ranks_, counts_;
     dev::Array<std::uint32_t> want_ranks_, want_counts_;
 };
 
 // Step 5: out[i] = in[i] - mean of its `width`-wide segment.
-class CenterProblem : public Problem {
+class CenterProblem : public WithinProblem {
   public:
     using Fn = decltype(&segment_center);
     static Params timed() { return {kTimedN, Dist::Uniform, 0.0f, 8}; }
     static std::string name_of(const Params& p) { return case_name(p, false, true); }
 
     CenterProblem(const Params& p, std::uint64_t seed, bool spare, cudaStream_t s)
-        : Problem(p),
-          in_(p.n, p.dist, seed, 0, s),
-          out_(p.n),
-          stats_(segments_of(p.n, p.width)),
-          want_(p.n),
-          bound_(p.n) {
-        if (spare) spare_ = std::make_unique<dev::Array<float>>(p.n);
-        prepare(s);
+        : WithinProblem(p, nullptr, p.n, center_tolerance(), seed, spare, s),
+          stats_(segments_of(p.n, p.width)) {
+        CenterProblem::prepare(s);
     }
     cudaError_t call(void* fn, cudaStream_t s, bool spare) override {
-        return reinterpret_cast<Fn>(fn)(in_.get(), spare ? spare_->get() : out_.get(), p_.n,
+        return reinterpret_cast<Fn>(fn)(in_.get(), out_.target(spare), p_.n,
                                         static_cast<int>(p_.width), s);
-    }
-    harness::CaseOutcome verify(cudaStream_t s) override {
-        const auto t = center_tolerance();
-        return harness::judge(
-            out_.check_guards(s), in_.changed(s),
-            harness::compare_within(out_.get(), want_.get(), bound_.get(), p_.n, s), t);
-    }
-    void refresh(std::uint64_t seed, cudaStream_t s) override {
-        in_.regenerate(seed, 0, s);
-        prepare(s);
     }
     double bytes() const override { return 8.0 * p_.n; }
 
-  private:
-    void prepare(cudaStream_t s) {
+  protected:
+    void prepare(cudaStream_t s) override {
         harness::segment_stats(in_.get(), p_.n, p_.width, stats_.get(), s);
         center_expected_kernel<<<blocks_for(p_.n), 256, 0, s>>>(
             in_.get(), p_.n, p_.width, stats_.get(), want_.get(), bound_.get());
         launched();
         out_.poison(s);
     }
-    harness::Input in_;
-    harness::Output<float> out_;
-    std::unique_ptr<dev::Array<float>> spare_;
+
+  private:
     dev::Array<harness::SegmentStats> stats_;
-    dev::Array<double> want_, bound_;
 };
 
 // ================================================================ timing
