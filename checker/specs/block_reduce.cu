@@ -762,22 +762,12 @@ class DeviceSumSpec : public runner::Spec {
     }
 };
 
-class FastSumSpec : public runner::Spec {
+// Step 5 is judged exactly as step 4, deterministic too: cub::DeviceReduce gives the same bits
+// run to run, and so must what replaces it. It adds the library baselines.
+class FastSumSpec : public DeviceSumSpec {
   public:
     const char* name() const override { return "block_reduce_fast"; }
     const char* symbol() const override { return "device_sum_fast"; }
-    std::vector<harness::CaseDef> cases() const override { return device_sum_cases(); }
-    harness::CaseOutcome run_case(harness::Ctx& ctx, void* fn, const harness::CaseDef& c,
-                                  std::uint64_t seed) override {
-        // Deterministic too: cub::DeviceReduce gives the same bits run to run, and so must
-        // what replaces it.
-        return run_sum_case(ctx, fn, true, true, c, seed);
-    }
-    std::unique_ptr<runner::TimedRun> prepare_timing(cudaStream_t s, void* fn, void* reference,
-                                                     std::uint64_t seed) override {
-        return std::make_unique<TimedSum>(s, fn, reference, true, kTimedSumDist, seed,
-                                          cudalings::kTimedSize);
-    }
     std::vector<runner::Baseline> baselines() const override {
 #ifndef CUDALINGS_EMULATOR
         return {{"cub_device_reduce",
