@@ -574,28 +574,8 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
     CUDALINGS_RMW(bits, T, fetch_or, o | v)                                                       \
     CUDALINGS_RMW(bits, T, fetch_xor, o ^ v)                                                      \
     CUDALINGS_RMW(bits, T, fetch_nand, T(~(o & v)))                                               \
-    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_strong(               \
-        volatile T* a, T* c, T v, int, int) {                                                     \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
-        T o = *a;                                                                                 \
-        if (o == *c) {                                                                            \
-            *a = v;                                                                               \
-            return 1;                                                                             \
-        }                                                                                         \
-        *c = o;                                                                                   \
-        return 0;                                                                                 \
-    }                                                                                             \
-    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_weak(                 \
-        volatile T* a, T* c, T v, int, int) {                                                     \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
-        T o = *a;                                                                                 \
-        if (o == *c) {                                                                            \
-            *a = v;                                                                               \
-            return 1;                                                                             \
-        }                                                                                         \
-        *c = o;                                                                                   \
-        return 0;                                                                                 \
-    }                                                                                             \
+    CUDALINGS_CAS(bits, T, strong)                                                                \
+    CUDALINGS_CAS(bits, T, weak)                                                                  \
     extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, \
                                                                               T v, int, int) {    \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
@@ -610,9 +590,23 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         *a = T(expr);                                                                       \
         return o;                                                                           \
     }
+// Strong and weak compare-exchange alike: with one OS thread, a weak one never fails spuriously.
+#define CUDALINGS_CAS(bits, T, kind)                                                        \
+    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_##kind(         \
+        volatile T* a, T* c, T v, int, int) {                                               \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC); \
+        T o = *a;                                                                           \
+        if (o == *c) {                                                                      \
+            *a = v;                                                                         \
+            return 1;                                                                       \
+        }                                                                                   \
+        *c = o;                                                                             \
+        return 0;                                                                           \
+    }
 CUDALINGS_ATOMICS(8, std::uint8_t)
 CUDALINGS_ATOMICS(16, std::uint16_t)
 CUDALINGS_ATOMICS(32, std::uint32_t)
 CUDALINGS_ATOMICS(64, std::uint64_t)
 #undef CUDALINGS_ATOMICS
 #undef CUDALINGS_RMW
+#undef CUDALINGS_CAS
