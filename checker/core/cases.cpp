@@ -1,12 +1,19 @@
 #include "cases.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 
 namespace cudalings {
 
 std::vector<std::uint64_t> standard_sizes() {
     return {1, 31, 32, 33, 255, 256, 257, 1000, (1u << 20) + 3, 1u << 24, kTimedSize};
+}
+
+std::string format_number(double v, int digits) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+    return buf;
 }
 
 std::string format_size(std::uint64_t n) {

@@ -16,6 +16,9 @@ inline constexpr std::uint64_t kTimedSize = std::uint64_t{1} << 28;
 // "2^28", "2^20+3", "1000": sizes as a learner reads them.
 std::string format_size(std::uint64_t n);
 
+// A number with `digits` significant digits, as printf's %g writes it: "0.000123", "1.5e+12".
+std::string format_number(double v, int digits = 6);
+
 struct SizeOutcome {
     std::uint64_t n = 0;
     bool passed = false;

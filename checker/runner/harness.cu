@@ -8,6 +8,12 @@
 #include "../core/cases.h"
 
 namespace harness {
+
+unsigned grid_for(std::uint64_t n, unsigned block) {
+    std::uint64_t blocks = (n + block - 1) / block;
+    return static_cast<unsigned>(std::min<std::uint64_t>(blocks ? blocks : 1, 8192));
+}
+
 namespace {
 
 __host__ __device__ inline std::uint64_t splitmix64(std::uint64_t z) {
@@ -15,12 +21,6 @@ __host__ __device__ inline std::uint64_t splitmix64(std::uint64_t z) {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
-}
-
-// Enough blocks to fill any GPU without a launch per element.
-unsigned grid_for(std::uint64_t n, unsigned block = 256) {
-    std::uint64_t blocks = (n + block - 1) / block;
-    return static_cast<unsigned>(std::min<std::uint64_t>(blocks ? blocks : 1, 8192));
 }
 
 __global__ void generate_kernel(float* out, std::uint64_t n, Dist d, std::uint64_t base) {
@@ -359,9 +359,7 @@ std::string format_value(float v) {
     if (bits == kPoisonBits) return "NaN (never written)";
     if (std::isnan(v)) return "NaN";
     if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
-    return buf;
+    return cudalings::format_number(v, 9);
 }
 
 Comparison compare(const float* got, const float* expected, std::uint64_t n, const Tolerance& t,
@@ -398,9 +396,7 @@ Comparison compare_scalar(const float* got, double expected, const Tolerance& t)
     if (!ok) {
         c.wrong = 1;
         c.unwritten = bits == kPoisonBits;
-        char buf[48];
-        std::snprintf(buf, sizeof buf, "%.9g", expected);
-        c.samples.push_back({0, format_value(g), buf});
+        c.samples.push_back({0, format_value(g), cudalings::format_number(expected, 9)});
     }
     return c;
 }
@@ -481,10 +477,8 @@ void Ctx::call(const std::function<cudaError_t()>& f) {
     if (last != cudaSuccess) throw LearnerError{last, false};
 }
 
-}  // namespace harness
-
-// ---- lesson 04 additions
-namespace harness {
+// ---------------------------------------------------------------- segments, and comparisons
+// against per-element bounds and exact integers
 namespace {
 
 __global__ void segment_stats_kernel(const float* x, std::uint64_t n, std::uint64_t segment,
@@ -532,12 +526,6 @@ __global__ void compare_u32_kernel(const std::uint32_t* got, const std::uint32_t
     tally.merge_into(out);
 }
 
-std::string format_double(double v) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.9g", v);
-    return buf;
-}
-
 }  // namespace
 
 void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, SegmentStats* out,
@@ -565,7 +553,8 @@ Comparison compare_within(const float* got, const double* expected, const double
     dev::copy_to_host(b.data(), bound + c.first, window * sizeof(double));
     for (std::uint64_t i = 0; i < window && c.samples.size() < 5; ++i)
         if (!(std::fabs(static_cast<double>(g[i]) - e[i]) <= b[i]))
-            c.samples.push_back({c.first + i, format_value(g[i]), format_double(e[i])});
+            c.samples.push_back(
+                {c.first + i, format_value(g[i]), cudalings::format_number(e[i], 9)});
     return c;
 }
 
@@ -592,4 +581,3 @@ Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, 
 }
 
 }  // namespace harness
-// ---- end of lesson 04 additions

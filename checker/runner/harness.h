@@ -16,6 +16,10 @@
 
 namespace harness {
 
+// Blocks of `block` threads for a grid-stride loop over n items: one block per `block` items,
+// at least one, at most 8192 (enough to fill any GPU without a launch per element).
+unsigned grid_for(std::uint64_t n, unsigned block = 256);
+
 // ---------------------------------------------------------------- input distributions
 enum class Dist {
     Uniform,        // uniform in [-1, 1)
@@ -57,6 +61,23 @@ struct SumStats {
     double sum_abs = 0;
 };
 SumStats sum_in_double(const float* x, std::uint64_t n, cudaStream_t s);
+
+// Statistics of a run of floats, computed on the device: the sums in double precision (their
+// own rounding, about 1e-16 relative, is far below any float tolerance; integer data sum
+// exactly), max, min and argmax exactly.
+struct SegmentStats {
+    double sum = 0;            // the sum of the elements
+    double abs_sum = 0;        // the sum of their magnitudes: it bounds the rounding error of
+                               // any float sum of them (see a lesson spec's tolerance)
+    float max = 0, min = 0;    // the largest and smallest element
+    std::uint64_t argmax = 0;  // the smallest index i (global) with x[i] == max
+};
+
+// One SegmentStats per run of `segment` consecutive elements of x (the last run may be
+// shorter), written to the device array `out` of ceil(n / segment) entries. One thread walks
+// each run in index order: meant for short runs (a warp, a block), not for the whole array.
+void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, SegmentStats* out,
+                   cudaStream_t s);
 
 // ---------------------------------------------------------------- buffers
 inline constexpr std::uint32_t kPoisonBits = 0x7fdeadbfu;  // a quiet NaN no arithmetic makes
@@ -134,6 +155,16 @@ Comparison compare(const float* got, const float* expected, std::uint64_t n, con
                    cudaStream_t s);
 // A single value computed in double, for reductions.
 Comparison compare_scalar(const float* got, double expected, const Tolerance& t);
+// Float results against double values with a bound per element, on the device: element i
+// passes when |got[i] - expected[i]| <= bound[i] (a NaN never does; bound 0 asks for the exact
+// value).
+Comparison compare_within(const float* got, const double* expected, const double* bound,
+                          std::uint64_t n, cudaStream_t s);
+
+// 4-byte unsigned integers (indices, counts) that must match exactly, on the device. An element
+// still holding kPoisonBits counts as unwritten.
+Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, std::uint64_t n,
+                       cudaStream_t s);
 
 std::string format_value(float v);  // "0.123456791", "NaN (never written)", "inf"
 
@@ -184,37 +215,3 @@ class Ctx {
 };
 
 }  // namespace harness
-
-// ---- lesson 04 additions
-namespace harness {
-
-// Statistics of a run of floats, computed on the device: the sums in double precision (their
-// own rounding, about 1e-16 relative, is far below any float tolerance; integer data sum
-// exactly), max, min and argmax exactly.
-struct SegmentStats {
-    double sum = 0;            // the sum of the elements
-    double abs_sum = 0;        // the sum of their magnitudes: it bounds the rounding error of
-                               // any float sum of them (see a lesson spec's tolerance)
-    float max = 0, min = 0;    // the largest and smallest element
-    std::uint64_t argmax = 0;  // the smallest index i (global) with x[i] == max
-};
-
-// One SegmentStats per run of `segment` consecutive elements of x (the last run may be
-// shorter), written to the device array `out` of ceil(n / segment) entries. One thread walks
-// each run in index order: meant for short runs (a warp, a block), not for the whole array.
-void segment_stats(const float* x, std::uint64_t n, std::uint64_t segment, SegmentStats* out,
-                   cudaStream_t s);
-
-// Float results against double values with a bound per element, on the device: element i
-// passes when |got[i] - expected[i]| <= bound[i] (a NaN never does; bound 0 asks for the exact
-// value).
-Comparison compare_within(const float* got, const double* expected, const double* bound,
-                          std::uint64_t n, cudaStream_t s);
-
-// 4-byte unsigned integers (indices, counts) that must match exactly, on the device. An element
-// still holding kPoisonBits counts as unwritten.
-Comparison compare_u32(const std::uint32_t* got, const std::uint32_t* expected, std::uint64_t n,
-                       cudaStream_t s);
-
-}  // namespace harness
-// ---- end of lesson 04 additions

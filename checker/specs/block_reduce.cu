@@ -46,7 +46,6 @@
 #endif
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -108,12 +107,6 @@ double whole_sum_bound(std::uint64_t n, double abs_sum) {
     return gamma_k(worst < walk ? worst : walk) * abs_sum;
 }
 
-std::string sci(double v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g", v);
-    return buf;
-}
-
 harness::Tolerance whole_sum_tolerance(const harness::CaseDef& c, const harness::SumStats& st) {
     harness::Tolerance t;
     if (c.dist == Dist::SmallIntegers) {
@@ -130,11 +123,11 @@ harness::Tolerance whole_sum_tolerance(const harness::CaseDef& c, const harness:
         t.why = "exact: the sum of one element is that element";
     } else if (static_cast<double>(c.n - 1) <=
                kRandomWalkFactor * std::sqrt(static_cast<double>(c.n))) {
-        t.why = "|got - exact sum| <= " + sci(t.abs) +
+        t.why = "|got - exact sum| <= " + cudalings::format_number(t.abs, 3) +
                 " ((n-1)·2^-24·Σ|x|): each of the n-1 float additions rounds by at most 2^-24 "
                 "of its result, whatever their order";
     } else {
-        t.why = "|got - exact sum| <= " + sci(t.abs) +
+        t.why = "|got - exact sum| <= " + cudalings::format_number(t.abs, 3) +
                 " (4·√n·2^-24·Σ|x|): every float addition rounds, and the error depends on the "
                 "order of the additions, which is yours to choose. Rounding errors fall up and "
                 "down like a random walk, so they grow with √n; four times that allows any "
@@ -217,9 +210,11 @@ std::string describe_sum(const harness::Comparison& cmp, double expected, double
                "the workspace hold NaN when you are called: was an accumulator never zeroed, or a "
                "partial read that was never written?";
     if (g == 0.0) return "The sum is 0: nothing was added (or the result was never stored).";
-    std::string s =
-        "Got " + got + ", expected " + sci(expected) + ": off by " + sci(std::fabs(g - expected));
-    if (bound > 0) s += ", " + sci(std::fabs(g - expected) / bound) + " times the tolerance";
+    std::string s = "Got " + got + ", expected " + cudalings::format_number(expected, 3) +
+                    ": off by " + cudalings::format_number(std::fabs(g - expected), 3);
+    if (bound > 0)
+        s += ", " + cudalings::format_number(std::fabs(g - expected) / bound, 3) +
+             " times the tolerance";
     s += ".";
     if (expected != 0 && std::fabs(g / expected - 1.0) > 0.01)
         s += " That is no rounding error: elements are missing or counted twice.";
@@ -408,10 +403,9 @@ void tile_expectations(const harness::Input& x, TileExpectations& e, cudaStream_
     const std::uint64_t tiles = tile_count(n);
     dev::Array<harness::SegmentStats> stats(tiles);
     harness::segment_stats(x.get(), n, kTile, stats.get(), s);
-    const unsigned grid = static_cast<unsigned>(std::min<std::uint64_t>((tiles + 255) / 256, 4096));
-    tile_expectations_kernel<<<grid, 256, 0, s>>>(stats.get(), tiles, n, e.sum.get(),
-                                                  e.sum_bound.get(), e.max.get(), e.min.get(),
-                                                  e.zero.get(), e.argmax.get());
+    tile_expectations_kernel<<<harness::grid_for(tiles), 256, 0, s>>>(
+        stats.get(), tiles, n, e.sum.get(), e.sum_bound.get(), e.max.get(), e.min.get(),
+        e.zero.get(), e.argmax.get());
     DEV_CHECK(cudaGetLastError());
     dev::sync_stream(s);  // `stats` is freed on return
 }

@@ -18,7 +18,6 @@
 #endif
 
 #include <cmath>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -42,12 +41,6 @@ double tolerance_of(std::uint64_t n, const harness::SumStats& st) {
     return kSafety * std::sqrt(static_cast<double>(n)) * kEpsilon * st.sum_abs;
 }
 
-std::string number(double v) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%.6g", v);
-    return buf;
-}
-
 harness::Tolerance tolerance(std::uint64_t n, const harness::SumStats& st) {
     harness::Tolerance t;
     t.exact = false;
@@ -57,8 +50,8 @@ harness::Tolerance tolerance(std::uint64_t n, const harness::SumStats& st) {
         "a float sum depends on the order of its additions (each one rounds), so any order "
         "is accepted within 2·√n·ε·Σ|x| of the exact sum (computed in double precision), "
         "where ε = 2^-23 ≈ 1.19e-7 and Σ|x| is the sum of the magnitudes: here ±" +
-        number(t.abs) + ", a relative error of " +
-        number(st.sum != 0 ? t.abs / std::fabs(st.sum) : 0) + " of the exact sum";
+        cudalings::format_number(t.abs) + ", a relative error of " +
+        cudalings::format_number(st.sum != 0 ? t.abs / std::fabs(st.sum) : 0) + " of the exact sum";
     return t;
 }
 
@@ -94,19 +87,21 @@ std::string explain(float got, const harness::SumStats& st, double tol, std::uin
         return "The result is exactly 0: no element reached the sum. Are the elements loaded at "
                "all (for a small n: the tail)? Is the block's sum complete before thread 0 "
                "writes it?";
-    std::string s = "Off by " + number(std::fabs(got - st.sum)) + ", that is " +
-                    number(std::fabs(got - st.sum) / tol) + " times the tolerance.";
+    std::string s = "Off by " + cudalings::format_number(std::fabs(got - st.sum)) + ", that is " +
+                    cudalings::format_number(std::fabs(got - st.sum) / tol) +
+                    " times the tolerance.";
     // With inputs of one sign the ratio says how much of the input was counted.
     if (std::fabs(st.sum) >= 0.999 * st.sum_abs) {
         double ratio = got / st.sum;
         if (ratio > 0 && ratio < 1) {
             double missing = (1 - ratio) * static_cast<double>(n);
-            s += " Your sum is " + number(100 * ratio) + "% of the exact one: about " +
-                 number(std::round(missing)) + " of the " + std::to_string(n) +
+            s += " Your sum is " + cudalings::format_number(100 * ratio) +
+                 "% of the exact one: about " + cudalings::format_number(std::round(missing)) +
+                 " of the " + std::to_string(n) +
                  " elements are never added (the elements past the last whole block? the "
                  "last, partial block? a pass that stops early?).";
         } else if (ratio > 1) {
-            s += " Your sum is " + number(ratio) +
+            s += " Your sum is " + cudalings::format_number(ratio) +
                  " times the exact one: some elements are added more than once (do two "
                  "threads or two blocks read the same elements?).";
         } else if (ratio < 0) {

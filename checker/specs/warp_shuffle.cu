@@ -27,7 +27,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -49,21 +48,9 @@ constexpr double kSumBound = 32 * kEpsilon;          // per unit of Σ|x|
 
 std::uint64_t segments_of(std::uint64_t n, unsigned width) { return (n + width - 1) / width; }
 
-// Blocks of 256 threads for a grid-stride loop over `items` (expected results, not timed).
-unsigned blocks_for(std::uint64_t items) {
-    const std::uint64_t blocks = (items + 255) / 256;
-    return static_cast<unsigned>(blocks == 0 ? 1 : (blocks < 4096 ? blocks : 4096));
-}
-
 #define GRID_STRIDE(i, count)                                                                 \
     for (std::uint64_t i = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; i < (count); \
          i += std::uint64_t{gridDim.x} * blockDim.x)
-
-std::string number(double v) {
-    char buf[48];
-    std::snprintf(buf, sizeof buf, "%g", v);
-    return buf;
-}
 
 // ================================================================ cases
 
@@ -100,7 +87,7 @@ std::vector<Params> warp_ladder(const std::vector<Dist>& dists) {
 
 std::string case_name(const Params& p, bool threshold, bool width) {
     std::string name = "n=" + cudalings::format_size(p.n) + ", " + harness::describe(p.dist);
-    if (threshold) name += ", keep x > " + number(p.threshold);
+    if (threshold) name += ", keep x > " + cudalings::format_number(p.threshold);
     if (width) name += ", width " + std::to_string(p.width);
     return name;
 }
@@ -339,8 +326,8 @@ class SumProblem : public WithinProblem {
   protected:
     void prepare(cudaStream_t s) override {
         harness::segment_stats(in_.get(), p_.n, 32, stats_.get(), s);
-        sums_expected_kernel<<<blocks_for(length_), 256, 0, s>>>(stats_.get(), length_, want_.get(),
-                                                                 bound_.get());
+        sums_expected_kernel<<<harness::grid_for(length_), 256, 0, s>>>(stats_.get(), length_,
+                                                                        want_.get(), bound_.get());
         launched();
         out_.poison(s);
     }
@@ -373,8 +360,8 @@ class NormalizeProblem : public Problem {
   protected:
     void prepare(cudaStream_t s) override {
         harness::segment_stats(in_.get(), p_.n, 32, stats_.get(), s);
-        normalize_expected_kernel<<<blocks_for(p_.n), 256, 0, s>>>(in_.get(), p_.n, stats_.get(),
-                                                                   want_.get());
+        normalize_expected_kernel<<<harness::grid_for(p_.n), 256, 0, s>>>(
+            in_.get(), p_.n, stats_.get(), want_.get());
         launched();
         out_.poison(s);
     }
@@ -403,7 +390,7 @@ class ScanProblem : public WithinProblem {
 
   protected:
     void prepare(cudaStream_t s) override {
-        scan_expected_kernel<<<blocks_for(segments_of(p_.n, 32)), 256, 0, s>>>(
+        scan_expected_kernel<<<harness::grid_for(segments_of(p_.n, 32)), 256, 0, s>>>(
             in_.get(), p_.n, want_.get(), bound_.get());
         launched();
         out_.poison(s);
@@ -457,7 +444,7 @@ class SelectProblem : public Problem {
 
   protected:
     void prepare(cudaStream_t s) override {
-        select_expected_kernel<<<blocks_for(segments_), 256, 0, s>>>(
+        select_expected_kernel<<<harness::grid_for(segments_), 256, 0, s>>>(
             in_.get(), p_.n, p_.threshold, want_ranks_.get(), want_counts_.get());
         launched();
         ranks_.poison(s);
@@ -491,7 +478,7 @@ class CenterProblem : public WithinProblem {
   protected:
     void prepare(cudaStream_t s) override {
         harness::segment_stats(in_.get(), p_.n, p_.width, stats_.get(), s);
-        center_expected_kernel<<<blocks_for(p_.n), 256, 0, s>>>(
+        center_expected_kernel<<<harness::grid_for(p_.n), 256, 0, s>>>(
             in_.get(), p_.n, p_.width, stats_.get(), want_.get(), bound_.get());
         launched();
         out_.poison(s);
