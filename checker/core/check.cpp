@@ -231,6 +231,21 @@ std::optional<PolicyViolation> screen_imports(const std::string& object) {
 
 }  // namespace
 
+// A probe result cached in the state directory: the JSON object in `path` when it parses and
+// `valid` accepts it.
+std::optional<json> read_cached(const std::string& path,
+                                const std::function<bool(const json&)>& valid) {
+    bool ok = false;
+    const std::string text = read_file(path, &ok);
+    if (!ok) return std::nullopt;
+    try {
+        json j = json::parse(text);
+        if (valid(j)) return j;
+    } catch (const std::exception&) {
+    }
+    return std::nullopt;
+}
+
 std::uint64_t fresh_seed() {
     std::random_device rd;
     std::uint64_t seed = (std::uint64_t{rd()} << 32) ^ rd();
@@ -257,19 +272,14 @@ const GpuInfo& Checker::gpu() {
     std::string signature = gpu_signature();
     GpuInfo info;
     json j;
-    bool cached = false;
-    if (options_.use_cache) {
-        bool ok = false;
-        std::string text = read_file(cache, &ok);
-        try {
-            if (ok) {
-                j = json::parse(text);
-                cached = j.value("signature", "") == signature && j.value("gpus", 0) > 0;
-            }
-        } catch (const std::exception&) {
-        }
-    }
-    if (!cached) {
+    std::optional<json> cached;
+    if (options_.use_cache)
+        cached = read_cached(cache, [&](const json& c) {
+            return c.value("signature", "") == signature && c.value("gpus", 0) > 0;
+        });
+    if (cached) {
+        j = std::move(*cached);
+    } else {
         ChildOptions o;
         o.wall_seconds = 60;
         std::vector<json> events;
@@ -306,14 +316,9 @@ double Checker::copy_bandwidth_gbps() {
     if (!g.present) return 0;
     std::string cache =
         paths_.state_dir + "/copy-bandwidth-" + (g.uuid.empty() ? "gpu" : g.uuid) + ".json";
-    bool ok = false;
-    std::string text = read_file(cache, &ok);
-    if (ok && options_.use_cache) {
-        try {
-            copy_gbps_ = json::parse(text).value("gbps", 0.0);
-            if (*copy_gbps_ > 0) return *copy_gbps_;
-        } catch (const std::exception&) {
-        }
+    if (options_.use_cache) {
+        auto cached = read_cached(cache, [](const json& c) { return c.value("gbps", 0.0) > 0; });
+        if (cached) return *(copy_gbps_ = cached->value("gbps", 0.0));
     }
     say("measuring this GPU's copy bandwidth (once per GPU)");
     ChildOptions o;
@@ -385,9 +390,13 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     // the source spelled it (asm labels, strings).
     if (!violation && child.exited_ok()) violation = screen_imports(temporary);
     report.compile_seconds = seconds_since(start);
-    if (violation) {
+    // A build that does not become the cached object leaves no file behind.
+    const auto discard = [&temporary] {
         std::error_code ec;
         fs::remove(temporary, ec);
+    };
+    if (violation) {
+        discard();
         report.verdict = Verdict::Rejected;
         report.reason = violation->rule + ": " + violation->detail;
         report.compiler_output.clear();
@@ -402,8 +411,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         return false;
     }
     if (child.timed_out) {
-        std::error_code ec;
-        fs::remove(temporary, ec);
+        discard();
         report.verdict = Verdict::CompileError;
         report.reason =
             "nvcc did not finish within " + std::to_string(int(options_.compile_seconds)) + " s";
@@ -411,8 +419,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     }
     bool have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
     if (!have_object) {
-        std::error_code ec;
-        fs::remove(temporary, ec);
+        discard();
         report.verdict = Verdict::CompileError;
         Diagnostic first = first_error(report.diagnostics);
         report.reason = first.message.empty() ? "nvcc failed" : first.message;
