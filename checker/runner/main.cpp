@@ -129,6 +129,18 @@ json summary_json(const runner::SideTiming& t) {
             {"samples", t.summary.samples},  {"stop", t.stop}};
 }
 
+// What every timing event says: the problem, the measured side, and whether each timed output
+// was verified.
+json timing_json(const runner::TimedRun& run, const runner::PairTiming& t) {
+    return {{"event", "timing"},
+            {"n", run.n},
+            {"bytes", run.bytes},
+            {"learner", summary_json(t.learner)},
+            {"note", t.note},
+            {"verified", t.verified},
+            {"verify", outcome_json(t.failure)}};
+}
+
 int probe() {
     dev::Properties p = dev::probe();
     if (p.count == 0) {
@@ -279,21 +291,15 @@ int check(const CheckArgs& args) {
             dev::sync_device();
             auto t = runner::time_pair(*run, stream, props.l2_bytes, reference != nullptr,
                                        [] { emit_event("tick"); });
-            json timing{{"event", "timing"},
-                        {"n", run->n},
-                        {"bytes", run->bytes},
-                        {"learner", summary_json(t.learner)},
-                        {"note", t.note},
-                        {"outside_stream", t.outside_stream},
-                        {"verified", t.verified},
-                        {"refreshed", t.refreshed},
-                        {"failed_sample", t.failed_sample},
-                        {"verify", outcome_json(t.failure)},
-                        {"host_median_us", t.learner_host.median},
-                        {"warmup_ms", t.warmup_ms},
-                        {"warmup_rounds", t.warmup_rounds},
-                        {"sampling_ms", t.sampling_ms},
-                        {"untimed_ms", t.untimed_ms}};
+            json timing = timing_json(*run, t);
+            timing.update({{"outside_stream", t.outside_stream},
+                           {"refreshed", t.refreshed},
+                           {"failed_sample", t.failed_sample},
+                           {"host_median_us", t.learner_host.median},
+                           {"warmup_ms", t.warmup_ms},
+                           {"warmup_rounds", t.warmup_rounds},
+                           {"sampling_ms", t.sampling_ms},
+                           {"untimed_ms", t.untimed_ms}});
             if (t.has_reference) timing["reference"] = summary_json(t.reference);
             emit(timing);
         } catch (const harness::LearnerError& e) {
@@ -327,13 +333,7 @@ int baseline(const CheckArgs& args) {
         auto run = b.make(stream, args.seed);
         dev::sync_device();
         auto t = runner::time_pair(*run, stream, props.l2_bytes, false, [] { emit_event("tick"); });
-        emit({{"event", "timing"},
-              {"n", run->n},
-              {"bytes", run->bytes},
-              {"learner", summary_json(t.learner)},
-              {"note", t.note},
-              {"verified", t.verified},
-              {"verify", outcome_json(t.failure)}});
+        emit(timing_json(*run, t));
         emit_event("done");
         dev::destroy_stream(stream);
         return 0;
