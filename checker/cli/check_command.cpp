@@ -1,0 +1,168 @@
+// `cudalings check`: one step, a lesson (then its staircase) or the whole course.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+
+#include "../core/hash.h"
+#include "../core/report.h"
+#include "../core/verdict.h"
+#include "cli.h"
+
+namespace cudalings::cli {
+namespace {
+
+Staircase staircase(Checker& checker, const LessonInfo& lesson,
+                    const std::vector<StepReport>& reports) {
+    Staircase st;
+    st.lesson = lesson.id;
+    for (std::size_t s = 0; s < reports.size(); ++s) {
+        const auto& r = reports[s];
+        if (r.verdict != Verdict::Pass || !r.timing.present) continue;
+        st.rows.push_back({lesson.steps[s].id, lesson.steps[s].title, r.timing.learner.median_us,
+                           r.timing.bytes, false, r.timing.n});
+        st.n = std::max(st.n, r.timing.n);
+        st.copy_gbps = r.timing.copy_gbps;
+    }
+    if (st.rows.empty()) return st;
+    for (const auto& b : lesson.baselines) {
+        auto t = checker.time_baseline(b);
+        if (!t.ok) {
+            std::cerr << "cudalings: baseline " << b.title << " not timed: " << t.error << "\n";
+            continue;
+        }
+        st.rows.push_back({b.title, b.title, t.side.median_us, t.bytes, true, t.n});
+    }
+    return st;
+}
+
+int cmd_check(const Options& o) {
+    CoursePaths paths;
+    Manifest m;
+    if (!open_course(o, paths, m)) return exit_code::usage;
+    Progress progress(paths.state_dir + "/progress.json");
+    std::vector<StepRef> steps;
+    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
+    if (steps.empty()) {
+        std::cout
+            << "Every step is done. Well done! (`cudalings check STEP` checks any step again.)\n";
+        return exit_code::pass;
+    }
+    CheckOptions options;
+    if (!check_options(o, options)) return exit_code::usage;
+    // cudalings emulator (checker/core/emulate.h): forced, or automatic where no GPU exists
+    options.emulate = o.emulate || o.explain;
+    options.explain = o.explain;
+#if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
+    options.emulate_without_gpu = !o.no_emulate;
+#endif
+    Checker checker(paths, m, options);
+    bool tty_progress = !o.json && ::isatty(2);
+    if (tty_progress)
+        checker.set_progress_callback(
+            [](const std::string& what) { std::cerr << "  ... " << what << "\r\033[K"; });
+    RenderOptions render;
+    render.color = use_color(o);
+    render.verbose = o.verbose;
+    render.command = "./cudalings";
+    int passed = 0, failed = 0, skipped = 0;
+    nlohmann::json results = nlohmann::json::array();
+    nlohmann::json staircases = nlohmann::json::array();
+    std::vector<StepReport> lesson_reports;
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        StepReport r = checker.check(steps[i], o.solutions);
+        lesson_reports.push_back(r);
+        if (r.verdict == Verdict::Pass)
+            ++passed;
+        else if (r.verdict == Verdict::Skipped)
+            ++skipped;
+        else
+            ++failed;
+        if (!o.solutions) {
+            std::string name = step_name(m, steps[i]);
+            if (r.verdict == Verdict::Pass)
+                progress.mark_passed(name, Hasher().add_file(r.file).hex());
+            else if (r.verdict != Verdict::Skipped)
+                progress.clear(name);
+            progress.save();
+        }
+        if (o.json) {
+            results.push_back(to_json(r));
+        } else {
+            if (i) std::cout << "\n";
+            std::cout << render_text(r, render) << std::flush;
+        }
+        // The end of a whole lesson: its staircase.
+        bool lesson_ends = i + 1 == steps.size() || steps[i + 1].lesson != steps[i].lesson;
+        if (lesson_ends) {
+            const LessonInfo& lesson = m.lessons[steps[i].lesson];
+            if (lesson_reports.size() == lesson.steps.size() && !o.no_time) {
+                auto st = staircase(checker, lesson, lesson_reports);
+                if (st.rows.size() >= 2) {
+                    if (o.json)
+                        staircases.push_back(to_json(st));
+                    else
+                        std::cout << "\n" << render_staircase(st, render) << std::flush;
+                }
+            }
+            lesson_reports.clear();
+        }
+    }
+    if (o.json) {
+        std::cout << nlohmann::json{{"results", results},
+                                    {"staircases", staircases},
+                                    {"passed", passed},
+                                    {"failed", failed},
+                                    {"skipped", skipped}}
+                         .dump(2)
+                  << "\n";
+    } else if (steps.size() > 1 || o.all) {
+        std::cout << "\n"
+                  << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+    }
+    return exit_code_for(passed, failed, skipped);
+}
+
+// Grading: many submission folders in one go. Each is checked in turn (its learner code in
+// supervised child processes, as always); each result is written atomically as soon as it is
+// known; one misbehaving submission never stops the batch, and a result file is written even
+// when the checker itself fails on one.
+}  // namespace
+
+Command add_check_command(CLI::App& app, Options& o) {
+    auto* check = app.add_subcommand("check", "compile, test and time a step");
+    check->add_option("step", o.step,
+                      "a step (01_vector_add/02_grid_stride_loop, 1/2, a file) or a lesson (02)");
+    check->add_flag("--all", o.all, "every step of the course, in order");
+    check->add_flag("--solutions", o.solutions,
+                    "check the files under solutions/ instead of lessons/");
+    check->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
+    check->add_flag("--no-time", o.no_time, "correctness only");
+    check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
+    check->add_flag(
+        "--emulate", o.emulate,
+        "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
+    check->add_flag("--no-emulate", o.no_emulate,
+                    "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
+    check->add_flag("--explain", o.explain,
+                    "emulate, and show teaching metrics: bank conflicts, sectors per request");
+    check->add_flag(
+        "--sanitize", o.sanitize,
+        "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
+    check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
+        ->check(CLI::PositiveNumber);
+    check
+        ->add_option("--case-timeout", o.case_timeout,
+                     "seconds a case may go without progress before it is a TIMEOUT (default 20)")
+        ->check(CLI::PositiveNumber);
+    return {check, [&o] {
+                if (o.all && !o.step.empty()) {
+                    std::cerr << "cudalings: give a step or --all, not both\n";
+                    return exit_code::usage;
+                }
+                return cmd_check(o);
+            }};
+}
+
+}  // namespace cudalings::cli
