@@ -405,6 +405,49 @@ std::string Checker::lesson_checks(const LessonInfo& lesson, bool emulated, bool
     return b.object;
 }
 
+ChecksContents Checker::inspect_checks(const LessonInfo& lesson) {
+    ChecksContents out;
+    auto list = [&](const std::string& runner, const std::string& checks,
+                    const std::string& baselines) -> std::optional<ChecksListing> {
+        std::vector<std::string> argv{runner, "list", "--checks", checks};
+        if (!baselines.empty()) argv.insert(argv.end(), {"--baselines", baselines});
+        ChildOptions o;
+        o.wall_seconds = 60;
+        std::vector<json> events;
+        const auto child = run_runner(argv, o, events);
+        for (const auto& e : events) {
+            if (e.value("event", "") == ChecksListing::kEvent) return e.get<ChecksListing>();
+            if (e.value("event", "") == "internal_error") out.error = e.get<MessageEvent>().message;
+        }
+        if (out.error.empty())
+            out.error = "cannot list the lesson's checks: " + describe_end(child, 0);
+        return std::nullopt;
+    };
+    std::string error;
+    const std::string emulated = lesson_checks(lesson, true, false, &error);
+    const std::string gpu = emulated.empty() ? "" : lesson_checks(lesson, false, false, &error);
+    const bool has_baselines =
+        ::access((paths_.checks_dir(lesson) + "/baselines.cu").c_str(), R_OK) == 0;
+    const std::string baselines =
+        gpu.empty() || !has_baselines ? "" : lesson_checks(lesson, false, true, &error);
+    if (gpu.empty() || (has_baselines && baselines.empty())) {
+        out.error = error;
+        return out;
+    }
+    const auto on_emulator = list(emulated_runner(), emulated, "");
+    const auto on_gpu = on_emulator ? list(paths_.runner(), gpu, baselines) : std::nullopt;
+    if (!on_emulator || !on_gpu) return out;
+    for (const auto& p : on_emulator->problems) out.problems.push_back(p.name);
+    std::vector<std::string> gpu_problems;
+    for (const auto& p : on_gpu->problems) gpu_problems.push_back(p.name);
+    if (gpu_problems != out.problems)
+        out.error =
+            "the lesson's checks define other problems for the GPU than for the emulator "
+            "(#ifdef in checks.cu? library code belongs in baselines.cu)";
+    out.baselines = on_gpu->baselines;
+    return out;
+}
+
 std::string Checker::emulated_runner() const { return paths_.tool_dir + "/cudalings-runner-emu"; }
 
 std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const StepInfo& step,

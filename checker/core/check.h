@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "checks_build.h"
+#include "devcheck.h"
 #include "course.h"
 #include "manifest.h"
 #include "report.h"
@@ -65,6 +66,11 @@ class Checker {
         std::vector<TimingResult> timings;
     };
     BaselineTiming time_baseline(const LessonInfo& lesson, const BaselineInfo& baseline);
+
+    // What a lesson's checks register (for `dev check`): both builds (for the emulator and for
+    // the GPU, compile-only without one) must define the same problems; the baselines come from
+    // the GPU build.
+    ChecksContents inspect_checks(const LessonInfo& lesson);
 
     // The lesson's checks plugin (or its baselines), built when first needed; empty on failure,
     // with `error` saying why.
