@@ -177,3 +177,30 @@ TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner'
                ContainsSubstring("01_one_thread_per_element.cu:7: error: write to 4 bytes"));
     remove_course(root);
 }
+
+// Every fixture that says what the CPU emulator must conclude (`// emulated: VERDICT`) gets it,
+// with the same reason where it names one: the emulator's verdicts are tested in CI as the GPU's
+// are on a GPU.
+TEST_CASE("fixtures with an emulated verdict get it under emulation", "[cli]") {
+    int checked = 0;
+    for (const auto& f : all_fixtures()) {
+        if (f.emulated.empty()) continue;
+        auto root = course_with(f.path, f.step);
+        std::vector<std::string> args{
+            "--root", root, "check", f.step.substr(0, f.step.size() - 3), "--emulate", "--json"};
+        for (const auto& flag : f.flags)
+            if (flag != "--sanitize") args.push_back(flag);
+        auto r = cudalings(args);
+        INFO(f.name << ": exit " << r.code << "\n"
+                    << r.out.substr(0, 3000) << r.err.substr(0, 1000));
+        REQUIRE(r.code != -2);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["results"][0]["verdict"] == f.emulated);
+        const bool sanitizer_reason = f.reason.find("sanitizer") != std::string::npos;
+        if (!f.reason.empty() && f.emulated == f.expect && !sanitizer_reason)
+            CHECK_THAT(j["results"][0]["reason"].get<std::string>(), ContainsSubstring(f.reason));
+        remove_course(root);
+        ++checked;
+    }
+    CHECK(checked >= 1);
+}
