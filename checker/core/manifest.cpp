@@ -40,6 +40,17 @@ Manifest parse_manifest(std::string_view text) {
             for (const auto& lib : forbid)
                 if (std::find(allow.begin(), allow.end(), lib) == allow.end())
                     step.forbid.push_back(lib);
+            // Grading: points and visibility (manifest.h), with their defaults.
+            step.points = js.value("points", 1.0);
+            step.visibility = js.value("visibility", std::string("visible"));
+            if (!(step.points >= 0))
+                throw std::runtime_error("course.json: step " + lesson.id + "/" + step.id +
+                                         ": \"points\" must be a number, 0 or more");
+            if (step.visibility != "visible" && step.visibility != "hidden" &&
+                step.visibility != "after_due_date" && step.visibility != "after_published")
+                throw std::runtime_error("course.json: step " + lesson.id + "/" + step.id +
+                                         ": \"visibility\" must be visible, hidden, "
+                                         "after_due_date or after_published");
             if (step.spec.empty())
                 throw std::runtime_error("course.json: step " + lesson.id + "/" + step.id +
                                          " has no spec (give one to the lesson or the step)");

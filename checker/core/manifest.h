@@ -17,6 +17,10 @@ struct StepInfo {
     std::string spec;   // the runner's spec for this step (defaults to the lesson's)
     std::vector<std::string>
         forbid;  // libraries this step may not use (course default less "allow")
+    // Grading (`cudalings grade`): what the step is worth when it passes, and when a student
+    // sees its result on Gradescope: "visible", "hidden", "after_due_date", "after_published".
+    double points = 1;
+    std::string visibility = "visible";
 };
 
 // A library routine timed beside a lesson's steps (e.g. cub::DeviceReduce::Sum).
