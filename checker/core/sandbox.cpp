@@ -110,9 +110,11 @@ std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
     }
     for (const char* file : kEtcFiles) add(cmd, {"--ro-bind-try", file, file});
     add(cmd, {"--proc", "/proc"});
+    const std::string scratch = std::to_string(settings_.scratch_bytes);
     if (view.devices || view.gpu) {
-        // The standard minimal /dev (null, zero, random, tty...).
-        add(cmd, {"--dev", "/dev"});
+        // The standard minimal /dev (null, zero, random, tty...), with a /dev/shm of the
+        // scratch space's size.
+        add(cmd, {"--dev", "/dev", "--size", scratch, "--tmpfs", "/dev/shm"});
     } else {
         // Builds get /dev/null alone: no endless file (/dev/zero, /dev/urandom) to #include.
         add(cmd, {"--tmpfs", "/dev", "--dev-bind", "/dev/null", "/dev/null", "--symlink",
@@ -123,7 +125,7 @@ std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
         for (const auto& node : gpu_device_nodes()) add(cmd, {"--dev-bind-try", node, node});
         add(cmd, {"--ro-bind", "/sys", "/sys"});
     }
-    add(cmd, {"--size", std::to_string(settings_.scratch_bytes), "--tmpfs", "/tmp"});
+    add(cmd, {"--size", scratch, "--tmpfs", "/tmp"});
     // Parents before children, so that a path bound inside another keeps its own mount; all of
     // them after /tmp, which they may lie under.
     std::vector<std::string> read_only = view.read_only;
@@ -137,6 +139,9 @@ std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
         if (!path.empty() && path[0] == '/' && !in_system_dirs(path))
             add(cmd, {"--ro-bind-try", path, path});
     for (const auto& dir : view.writable) add(cmd, {"--bind", dir, dir});
+    // The sandbox's own root and /dev are tmpfs that bwrap filled in: read-only from here on,
+    // so that the scratch space (and the writable folders) are the only places to write.
+    add(cmd, {"--remount-ro", "/dev", "--remount-ro", "/"});
     add(cmd, {"--chdir", "/tmp", "--clearenv"});
     for (const char* name : kPassedVariables)
         if (const char* value = std::getenv(name)) add(cmd, {"--setenv", name, value});

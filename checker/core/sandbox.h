@@ -11,7 +11,8 @@
 //   - the paths its command line names, bound read-only at the same place (the step file and
 //     its headers, the built object, the runner); the directories it writes its outputs into,
 //     and nothing else of the host: no home, no course, no other submission;
-//   - a size-limited tmpfs as /tmp, HOME and TMPDIR (its scratch space);
+//   - a size-limited tmpfs as /tmp, HOME and TMPDIR (its scratch space), another as /dev/shm;
+//     everything else (the sandbox's own root, /dev) is read-only;
 //   - an environment of a few known variables (never the grader's secrets);
 //   - when the child ends, or the checker dies, every process it started dies with the PID
 //     namespace: a daemon cannot outlive its step.
@@ -39,7 +40,7 @@ struct SandboxView {
 
 struct SandboxSettings {
     std::string bwrap;                                   // the bwrap executable
-    std::size_t scratch_bytes = std::size_t{512} << 20;  // the size of its /tmp
+    std::size_t scratch_bytes = std::size_t{512} << 20;  // the size of its /tmp (and /dev/shm)
 };
 
 class Sandbox {
