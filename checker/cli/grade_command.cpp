@@ -124,8 +124,8 @@ bool parse_gpus(const std::string& text, std::vector<std::string>& gpus) {
 }
 
 // The seeds of the batch: --seed (given), a secret (--seed-file, $CUDALINGS_SEED_FILE,
-// $CUDALINGS_SEED), or fresh ones. The secret's variable is removed from this process's
-// environment once read, so no child inherits it.
+// $CUDALINGS_SEED), or fresh ones. The secret's variables are removed from this process's
+// environment once read, so no child inherits them.
 bool seed_source(const Options& o, const GradeArgs& a, SeedSource& seeds) {
     std::string secret, from;
     std::string file = a.seed_file;
@@ -143,7 +143,9 @@ bool seed_source(const Options& o, const GradeArgs& a, SeedSource& seeds) {
         secret = env;
         from = "CUDALINGS_SEED";
     }
+    // No child inherits the secret, nor where it is kept.
     ::unsetenv("CUDALINGS_SEED");
+    ::unsetenv("CUDALINGS_SEED_FILE");
     if (!from.empty()) {
         if (!o.seed.empty()) {
             std::cerr << "cudalings: give a secret seed or --seed, not both\n";
@@ -318,7 +320,8 @@ struct Task {
 std::vector<std::string> worker_argv(const Options& o, const GradeArgs& a, const Task& t,
                                      const std::string& root, const std::string& state,
                                      const std::string& work, bool secret) {
-    std::vector<std::string> argv{tool_dir() + "/cudalings",
+    std::error_code ec;
+    std::vector<std::string> argv{fs::read_symlink("/proc/self/exe", ec).string(),
                                   "--root",
                                   root,
                                   "--state-dir",
