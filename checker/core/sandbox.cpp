@@ -180,9 +180,12 @@ std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, boo
     SandboxSettings s = settings;
     s.bwrap = find_bwrap(settings.bwrap);
     if (s.bwrap.empty()) {
-        why = settings.bwrap.empty() ? "bubblewrap (bwrap) is not installed: not on PATH and "
-                                       "CUDALINGS_BWRAP is not set"
-                                     : "no bwrap executable at " + settings.bwrap;
+        const char* env = std::getenv("CUDALINGS_BWRAP");
+        why = !settings.bwrap.empty() ? "no bwrap executable at " + settings.bwrap
+              : env && *env ? std::string("no bwrap executable at ") + env + " (CUDALINGS_BWRAP)"
+                            : std::string(
+                                  "bubblewrap (bwrap) is not installed: not on PATH, "
+                                  "and CUDALINGS_BWRAP is not set");
         return nullptr;
     }
     auto sandbox = std::make_shared<Sandbox>(s);
