@@ -170,8 +170,6 @@ bool seed_source(const Options& o, const GradeArgs& a, SeedSource& seeds) {
     return true;
 }
 
-bool gpu_devices_present() { return ::access("/dev/nvidiactl", F_OK) == 0; }
-
 // The sandbox every submission runs in, or why there is none (then grading stops unless
 // --no-sandbox).
 std::shared_ptr<const Sandbox> grading_sandbox(const GradeArgs& a, bool quiet) {
@@ -187,7 +185,7 @@ std::shared_ptr<const Sandbox> grading_sandbox(const GradeArgs& a, bool quiet) {
     settings.bwrap = a.bwrap;
     settings.scratch_bytes = static_cast<std::size_t>(a.scratch_mb * (1 << 20));
     std::string why;
-    auto sandbox = open_sandbox(settings, gpu_devices_present(), why);
+    auto sandbox = open_sandbox(settings, why);
     if (!sandbox)
         std::cerr << "cudalings: grade runs every submission in a sandbox, and there is none "
                      "here: "

@@ -175,8 +175,7 @@ std::string find_bwrap(const std::string& option) {
     return fs::absolute(found, ec).string();
 }
 
-std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, bool gpu,
-                                            std::string& why) {
+std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std::string& why) {
     SandboxSettings s = settings;
     s.bwrap = find_bwrap(settings.bwrap);
     if (s.bwrap.empty()) {
@@ -192,7 +191,7 @@ std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, boo
     ChildOptions o;
     o.wall_seconds = 30;
     SandboxView view;
-    view.gpu = gpu;
+    view.gpu = ::access("/dev/nvidiactl", F_OK) == 0;  // the GPU's nodes must bind too
     // Inside, it must be alone (PID 2, after bwrap's own init) and unable to reach the network.
     auto r = run_contained(sandbox.get(), {"/bin/sh", "-c", "test $$ -le 3"}, o, view);
     if (!r.started || !r.exited_ok()) {

@@ -62,10 +62,10 @@ class Sandbox {
 // Where bwrap is: `option` when given, else $CUDALINGS_BWRAP, else bwrap on PATH; "" when none.
 std::string find_bwrap(const std::string& option);
 
-// A sandbox that works here: bwrap found, and a trivial program (with the GPU's device nodes when
-// `gpu`) runs inside it. Null, with `why` saying what is missing, when it does not.
-std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, bool gpu,
-                                            std::string& why);
+// A sandbox that works here: bwrap found, and a trivial program (with the GPU's device nodes,
+// where the machine has them) runs inside it. Null, with `why` saying what is missing, when it
+// does not.
+std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std::string& why);
 
 // run_supervised, inside `sandbox` when it is not null. The result reads as if the program had
 // run directly: the sandbox's own start-up failure is a start_error, and a death by signal (which

@@ -35,7 +35,7 @@ const Sandbox& live_sandbox() {
         if (!sandbox_works(&why)) SKIP("no sandbox here: " + why);
         SandboxSettings settings;
         settings.scratch_bytes = std::size_t{8} << 20;
-        sandbox = open_sandbox(settings, false, why);
+        sandbox = open_sandbox(settings, why);
         if (!sandbox) SKIP("no sandbox here: " + why);
     }
     return *sandbox;
@@ -109,7 +109,7 @@ TEST_CASE("no bwrap: open_sandbox says why", "[sandbox]") {
     SandboxSettings settings;
     settings.bwrap = "/nonexistent/bwrap";
     std::string why;
-    CHECK_FALSE(open_sandbox(settings, false, why));
+    CHECK_FALSE(open_sandbox(settings, why));
     CHECK_THAT(why, ContainsSubstring("/nonexistent/bwrap"));
     // A "bwrap" that never starts its program is a start failure, not the program's.
     Sandbox fake(SandboxSettings{"/bin/false", 1 << 20});

@@ -33,9 +33,7 @@ bool sandbox_works(std::string* why) {
     static std::string reason;
     if (works < 0) {
         cudalings::SandboxSettings settings;
-        works = cudalings::open_sandbox(settings, ::access("/dev/nvidiactl", F_OK) == 0, reason)
-                    ? 1
-                    : 0;
+        works = cudalings::open_sandbox(settings, reason) ? 1 : 0;
     }
     if (why) *why = reason;
     return works == 1;
