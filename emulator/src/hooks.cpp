@@ -547,13 +547,21 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
     if (o.explain && (shared || alloc)) record_request(a, size, write, shared, pc);
     // Lockstep; and a spin-wait on a volatile or atomic word lets the other threads and
     // blocks run even without lockstep.
-    if (o.lockstep || global_strong) yield_to_scheduler();
+    if (o.lockstep || kind != Access::Plain) yield_to_scheduler();
     // The bytes a store is about to overwrite (atomics: the hook compares).
     if (write && !atomic) remember_store(*t, a, size);
     // The block's last atomic or volatile access, counted when it really happens (after the
     // yield: a flag read here sees the stores made while this thread waited its turn), and
     // after its own check (an access does not order itself).
-    if (global_strong) r.block->sync_seq = ++r.sync_counter;
+    if (global_strong) {
+        r.block->sync_seq = ++r.sync_counter;
+        if (!write || atomic) {
+            // The same word again, and nothing changed since: a poll (the slice may end).
+            if (t->poll_at == a && t->poll_progress == r.progress) ++r.block->repolls;
+            t->poll_at = a;
+            t->poll_progress = r.progress;
+        }
+    }
 }
 
 }  // namespace cudalings_emu

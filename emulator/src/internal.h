@@ -97,6 +97,9 @@ struct Thread {
     std::uintptr_t store_at = 0;
     unsigned store_size = 0;
     unsigned char store_before[16] = {};
+    // Its last volatile or atomic read, and the progress count then (a repeat is a poll).
+    std::uintptr_t poll_at = 0;
+    std::uint64_t poll_progress = 0;
 };
 
 // One resident block: its threads, barrier and warp state, its own shared memory (the dynamic
@@ -113,6 +116,7 @@ struct Block {
     std::vector<std::uint32_t> warp_sync;    // warp collectives completed, per warp
     std::vector<std::uint64_t> warp_values;  // a hash of each warp's last collective's values
     unsigned next_warp = 0;                  // where its next time slice starts
+    unsigned repolls = 0;                    // polls of an unchanged word in this time slice
     bool late = false;  // admitted while the scheduler looks for the writer a waiter polls
     // The synchronisation counter at this block's last atomic or volatile global access, and
     // at its last store (for the race detector's cross-block ordering).
@@ -165,7 +169,9 @@ struct Runtime {
     // statistics
     std::uint64_t threads_run = 0, blocks_run = 0, launches = 0;
 };
-Runtime& rt();
+extern Runtime g_runtime;
+// Every hook and intrinsic starts here: an inline reference, not a call.
+inline Runtime& rt() { return g_runtime; }
 const Options& opts();
 
 inline Thread* cur() { return rt().current; }

@@ -16,10 +16,9 @@
 
 namespace cudalings_emu {
 
-Runtime& rt() {
-    static Runtime r;
-    return r;
-}
+// The library's shared objects are constructed before any program that links it, or any
+// emulated module it loads, can run a kernel or call the API.
+Runtime g_runtime;
 
 namespace {
 
@@ -496,13 +495,20 @@ void start_block(Block& b) {
         t.file = nullptr;
         t.line = 0;
         t.store_size = 0;
+        t.poll_at = 0;
     }
     ++r.blocks_run;
 }
 
+// Polls of an unchanged word after which a block's slice ends early.
+constexpr unsigned kRepollsPerSlice = 16;
+
 SliceEnd run_slice(Block& b, unsigned budget) {
     Runtime& r = rt();
     unsigned used = 0;
+    // A block whose threads poll (re-read a volatile or atomic word while nothing changes)
+    // gives way before its quantum ends: a waiter does not hold up the block it waits for.
+    b.repolls = 0;
     while (true) {
         // Each warp runs until none of its lanes can (a full sweep of the lanes at a time, so
         // lockstep holds), starting where the last slice stopped, so a warp that spins does
@@ -532,7 +538,7 @@ SliceEnd run_slice(Block& b, unsigned budget) {
                         }
                     }
                 }
-                if (any && used >= budget) {
+                if (any && (used >= budget || b.repolls >= kRepollsPerSlice)) {
                     b.next_warp = (w + 1) % b.warps;
                     return r.abort ? SliceEnd::Aborted : SliceEnd::Preempted;
                 }

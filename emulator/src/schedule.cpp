@@ -1,6 +1,6 @@
 // The grid's schedule. Blocks start in a dispatch order (in-order, reverse, or a seeded
 // permutation that differs for every launch); up to `resident_blocks` of them are resident at
-// once and share the OS thread by time slices (a quantum of fiber resumes, or less when a
+// once and share the OS thread by time slices (a quantum of fiber resumes per thread, less when a
 // block cannot go on); the next block starts when a resident one ends. Each resident block
 // keeps its own shared memory: the dynamic buffer is its own, and the registered `__shared__`
 // variables (statics at one address) are saved and restored when another block's slice runs.
@@ -109,6 +109,8 @@ constexpr unsigned kQuietRounds = 4;
 constexpr std::uint64_t kQuietResumes = std::uint64_t{1} << 18;
 // The same for a block started alone while a stall is diagnosed (a stall is already known).
 constexpr std::uint64_t kQuietResumesLate = std::uint64_t{1} << 14;
+// Fiber resumes without progress before reads are watched at all.
+constexpr std::uint64_t kWatchAfter = 4096;
 // More distinct words read than this while watching: the threads stream, they do not poll.
 constexpr std::size_t kMaxPolls = 1 << 16;
 
@@ -116,6 +118,7 @@ struct Watch {
     std::unordered_map<PollKey, Poll, PollKeyHash> polls;  // this window's reads
     unsigned quiet_rounds = 0;
     std::uint64_t resumes_at_start = 0;
+    std::uint64_t quiet_since = 0;  // resumes at the last progress
 
     void stop() {
         rt().watch_reads = false;
@@ -356,10 +359,12 @@ bool stalled(bool progressed, std::uint64_t polls_before, std::uint64_t need_res
     Runtime& r = rt();
     if (progressed || g_watch.polls.size() > kMaxPolls) {
         g_watch.stop();
+        g_watch.quiet_since = r.resumes;
         return false;
     }
     if (!r.watch_reads) {
-        g_watch.start();
+        // Reads are watched (a hash lookup each) only once nothing changed for a while.
+        if (r.resumes - g_watch.quiet_since >= kWatchAfter) g_watch.start();
         return false;
     }
     if (g_watch.polls.empty() || g_watch.polls.size() != polls_before) {
@@ -439,8 +444,12 @@ void run_grid() {
     DispatchOrder order(o.block_order, g.total, o.schedule_seed, r.launch_serial);
     const std::uint64_t capacity =
         std::min<std::uint64_t>(std::max(1u, o.resident_blocks), g.total);
-    const unsigned quantum = std::max(1u, o.quantum);
+    // A slice: about `quantum` resumes per thread of the block.
+    const unsigned quantum = unsigned(std::min<std::uint64_t>(
+        std::uint64_t{std::max(1u, o.quantum)} * r.block_dim.x * r.block_dim.y * r.block_dim.z,
+        1u << 30));
     g_watch.stop();
+    g_watch.quiet_since = r.resumes;
     g_waiters.clear();
     g_watched.clear();
     r.watch_writes = false;

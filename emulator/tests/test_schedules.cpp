@@ -29,7 +29,7 @@ struct KeepOptions {
     ~KeepOptions() { emu::set_options(saved); }
 };
 
-void schedule(emu::BlockOrder order, unsigned resident, unsigned quantum = 1024,
+void schedule(emu::BlockOrder order, unsigned resident, unsigned quantum = 16,
               std::uint64_t seed = 0x5eed) {
     emu::Options o = emu::get_options();
     o.check = true;
@@ -126,7 +126,7 @@ TEST_CASE("resident blocks interleave, each with its own shared memory", "[emu][
         emu::BlockOrder order;
         unsigned resident, quantum;
     };
-    for (Case c : {Case{emu::BlockOrder::InOrder, 1, 1024}, Case{emu::BlockOrder::Shuffle, 4, 1024},
+    for (Case c : {Case{emu::BlockOrder::InOrder, 1, 16}, Case{emu::BlockOrder::Shuffle, 4, 16},
                    Case{emu::BlockOrder::Reverse, 3, 1}, Case{emu::BlockOrder::Shuffle, 8, 7}}) {
         schedule(c.order, c.resident, c.quantum);
         INFO(schedule_name(emu::get_options()));
@@ -150,10 +150,9 @@ TEST_CASE("a chained scan and a decoupled look-back pass under any schedule, wit
     };
     const int n = 64 * 20 + 5;  // 21 tiles, the last one partial
     for (int variant : {0, 2, 3}) {
-        for (Case c :
-             {Case{emu::BlockOrder::InOrder, 1, 1024}, Case{emu::BlockOrder::Shuffle, 4, 1024},
-              Case{emu::BlockOrder::Shuffle, 4, 1}, Case{emu::BlockOrder::Reverse, 3, 16},
-              Case{emu::BlockOrder::Shuffle, 32, 5}}) {
+        for (Case c : {Case{emu::BlockOrder::InOrder, 1, 16}, Case{emu::BlockOrder::Shuffle, 4, 16},
+                       Case{emu::BlockOrder::Shuffle, 4, 1}, Case{emu::BlockOrder::Reverse, 3, 16},
+                       Case{emu::BlockOrder::Shuffle, 32, 5}}) {
             schedule(c.order, c.resident, c.quantum);
             INFO("variant " << variant << " (0 chained, 2 packed look-back, 3 split look-back), "
                             << schedule_name(emu::get_options()));
@@ -274,6 +273,27 @@ TEST_CASE("waits that can never end are reported with the waiting line", "[emu][
     CHECK_THAT(d->message, ContainsSubstring("shared memory"));
 }
 
+TEST_CASE("without lockstep, a thread that polls still gives way", "[emu][schedule]") {
+    KeepOptions keep;
+    auto scan = entry<int (*)(int, int, int)>(module(), "sched_scan");
+    auto lockstep_off = [](emu::BlockOrder order) {
+        schedule(order, 4);
+        emu::Options o = emu::get_options();
+        o.lockstep = false;
+        emu::set_options(o);
+    };
+    lockstep_off(emu::BlockOrder::Shuffle);
+    CHECK(scan(2, 64 * 20 + 5, 1) == 0);
+    auto found = problems(emu::take_diagnostics());
+    INFO(emu::format(found));
+    CHECK(found.empty());
+    lockstep_off(emu::BlockOrder::Reverse);
+    CHECK(scan(2, 64 * 20 + 5, 0) == 1);
+    found = emu::take_diagnostics();
+    INFO(emu::format(found));
+    CHECK(find(found, "cross-block-wait", marker_line("packed poll")));
+}
+
 TEST_CASE("interleaving costs little: a 1M-thread vector add shuffled, 4 resident, under a second",
           "[emu][schedule][speed]") {
     KeepOptions keep;
@@ -282,7 +302,7 @@ TEST_CASE("interleaving costs little: a 1M-thread vector add shuffled, 4 residen
     o.explain = false;
     o.block_order = emu::BlockOrder::Shuffle;
     o.resident_blocks = 4;
-    o.quantum = 1024;
+    o.quantum = 16;
     emu::set_options(o);
     void* m = open_module(CUDALINGS_EMU_SEMANTICS_MODULE);
     double seconds = entry<double (*)(int)>(m, "sem_vector_add_seconds")(1 << 20);

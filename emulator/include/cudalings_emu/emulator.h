@@ -24,13 +24,13 @@ struct Options {
     bool explain = false;  // teaching metrics: bank conflicts, sectors, warp efficiency
     std::size_t stack_bytes = 128 * 1024;  // per CUDA thread
     // Schedules (docs/emulator.md, "Schedules"). Blocks start in `block_order`; up to
-    // `resident_blocks` of them run at once, interleaved by time slices of `quantum` fiber
-    // resumes; the permutation of a shuffled launch comes from `schedule_seed` and the
-    // launch's serial number.
+    // `resident_blocks` of them run at once, interleaved by time slices in which each thread
+    // of the block makes about `quantum` memory accesses (fiber resumes); the permutation of a
+    // shuffled launch comes from `schedule_seed` and the launch's serial number.
     BlockOrder block_order = BlockOrder::InOrder;
     std::uint64_t schedule_seed = 0;
     unsigned resident_blocks = 1;
-    unsigned quantum = 1024;
+    unsigned quantum = 16;
 };
 
 // Read once from the environment, set_options overrides:
