@@ -36,37 +36,42 @@ unsigned env_count(const char* name, const char* text, unsigned fallback) {
 
 }  // namespace
 
+Options environment_options() {
+    Options o;
+    if (const char* m = std::getenv("CUDALINGS_EMU_MODE")) {
+        std::string mode = m;
+        o.check = mode == "check" || mode == "explain";
+        o.explain = mode == "explain";
+    }
+    if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP")) o.lockstep = std::atoi(l) != 0;
+    if (const char* b = std::getenv("CUDALINGS_EMU_BLOCK_ORDER"))
+        if (!parse_block_order(b, &o.block_order))
+            std::fprintf(stderr,
+                         "cudalings emulator: ignoring CUDALINGS_EMU_BLOCK_ORDER=%s "
+                         "(in-order, reverse or shuffle expected)\n",
+                         b);
+    if (const char* seed = std::getenv("CUDALINGS_EMU_SEED")) {
+        char* end = nullptr;
+        unsigned long long v = std::strtoull(seed, &end, 16);
+        if (end == seed || *end)
+            std::fprintf(stderr,
+                         "cudalings emulator: ignoring CUDALINGS_EMU_SEED=%s (hex expected)\n",
+                         seed);
+        else
+            o.schedule_seed = v;
+    }
+    if (const char* k = std::getenv("CUDALINGS_EMU_RESIDENT"))
+        o.resident_blocks = env_count("CUDALINGS_EMU_RESIDENT", k, o.resident_blocks);
+    if (const char* q = std::getenv("CUDALINGS_EMU_QUANTUM"))
+        o.quantum = env_count("CUDALINGS_EMU_QUANTUM", q, o.quantum);
+    return o;
+}
+
 const Options& opts() {
     Runtime& r = rt();
     if (!r.options_read) {
         r.options_read = true;
-        Options& o = r.options;
-        if (const char* m = std::getenv("CUDALINGS_EMU_MODE")) {
-            std::string mode = m;
-            o.check = mode == "check" || mode == "explain";
-            o.explain = mode == "explain";
-        }
-        if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP")) o.lockstep = std::atoi(l) != 0;
-        if (const char* b = std::getenv("CUDALINGS_EMU_BLOCK_ORDER"))
-            if (!parse_block_order(b, &o.block_order))
-                std::fprintf(stderr,
-                             "cudalings emulator: ignoring CUDALINGS_EMU_BLOCK_ORDER=%s "
-                             "(in-order, reverse or shuffle expected)\n",
-                             b);
-        if (const char* seed = std::getenv("CUDALINGS_EMU_SEED")) {
-            char* end = nullptr;
-            unsigned long long v = std::strtoull(seed, &end, 16);
-            if (end == seed || *end)
-                std::fprintf(stderr,
-                             "cudalings emulator: ignoring CUDALINGS_EMU_SEED=%s (hex expected)\n",
-                             seed);
-            else
-                o.schedule_seed = v;
-        }
-        if (const char* k = std::getenv("CUDALINGS_EMU_RESIDENT"))
-            o.resident_blocks = env_count("CUDALINGS_EMU_RESIDENT", k, o.resident_blocks);
-        if (const char* q = std::getenv("CUDALINGS_EMU_QUANTUM"))
-            o.quantum = env_count("CUDALINGS_EMU_QUANTUM", q, o.quantum);
+        r.options = environment_options();
     }
     return r.options;
 }

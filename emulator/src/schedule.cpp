@@ -349,7 +349,8 @@ void report_unnamed_wait(const Grid& g) {
                 " waits for a block that has not started: it polls " + what_is_polled(*w) +
                 " (line " + std::to_string(d.line) + "), which no running block changes, and " +
                 std::to_string(g.pending_at_stall) +
-                " blocks had not started when every block was waiting (" + kStartOrderAdvice + ")";
+                (g.pending_at_stall == 1 ? " block" : " blocks") +
+                " had not started when every block was waiting (" + kStartOrderAdvice + ")";
     d.detail = waiters_text(g_waiters) + schedule_text();
     fail_launch(d);
 }

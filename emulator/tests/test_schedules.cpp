@@ -5,6 +5,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
@@ -88,6 +89,35 @@ TEST_CASE("block orders: names as the environment spells them", "[emu][schedule]
     CHECK_FALSE(emu::parse_block_order("random", &untouched));
     CHECK(untouched == emu::BlockOrder::Reverse);
     CHECK(std::string(emu::block_order_name(emu::BlockOrder::InOrder)) == "in-order");
+}
+
+TEST_CASE("the schedule variables of the environment", "[emu][schedule]") {
+    KeepOptions keep;
+    const char* names[] = {"CUDALINGS_EMU_BLOCK_ORDER", "CUDALINGS_EMU_SEED",
+                           "CUDALINGS_EMU_RESIDENT", "CUDALINGS_EMU_QUANTUM"};
+    std::vector<std::pair<std::string, std::string>> saved;
+    for (const char* n : names)
+        if (const char* v = std::getenv(n)) saved.emplace_back(n, v);
+    auto set = [&](const char* order, const char* seed, const char* resident, const char* q) {
+        const char* values[] = {order, seed, resident, q};
+        for (int i = 0; i < 4; ++i) ::setenv(names[i], values[i], 1);
+        return emu::environment_options();
+    };
+    emu::Options o = set("shuffle", "0x1F", "4", "8");
+    CHECK(o.block_order == emu::BlockOrder::Shuffle);
+    CHECK(o.schedule_seed == 0x1f);
+    CHECK(o.resident_blocks == 4);
+    CHECK(o.quantum == 8);
+    CHECK(set("reverse", "c0ffee", "1", "16").schedule_seed == 0xc0ffee);
+    // Bad values leave the defaults (with a warning on stderr).
+    o = set("random", "zz", "0", "-3");
+    emu::Options defaults;
+    CHECK(o.block_order == defaults.block_order);
+    CHECK(o.schedule_seed == defaults.schedule_seed);
+    CHECK(o.resident_blocks == defaults.resident_blocks);
+    CHECK(o.quantum == defaults.quantum);
+    for (const char* n : names) ::unsetenv(n);
+    for (const auto& [n, v] : saved) ::setenv(n.c_str(), v.c_str(), 1);
 }
 
 TEST_CASE("blocks start in the order asked for, with any number resident", "[emu][schedule]") {

@@ -40,6 +40,9 @@ struct Options {
 //   CUDALINGS_EMU_QUANTUM=<n>
 CUDALINGS_EMU_API Options get_options();
 CUDALINGS_EMU_API void set_options(const Options& o);
+// The defaults with what the variables above say, read now (a bad value is ignored with a
+// warning on stderr).
+CUDALINGS_EMU_API Options environment_options();
 // "in-order", "reverse", "shuffle" (the CUDALINGS_EMU_BLOCK_ORDER values) and back; false
 // for another name.
 CUDALINGS_EMU_API const char* block_order_name(BlockOrder order);
