@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "../core/hash.h"
+#include "../core/history.h"
 #include "../core/report.h"
 #include "../core/verdict.h"
 #include "cli.h"
@@ -71,7 +72,7 @@ int cmd_check(const Options& o) {
     nlohmann::json staircases = nlohmann::json::array();
     std::vector<StepReport> lesson_reports;
     for (std::size_t i = 0; i < steps.size(); ++i) {
-        StepReport r = checker.check(steps[i], o.solutions);
+        StepReport r = check_and_record(checker, o, m, progress, steps[i]);  // common.cpp
         lesson_reports.push_back(r);
         if (r.verdict == Verdict::Pass)
             ++passed;
@@ -79,14 +80,6 @@ int cmd_check(const Options& o) {
             ++skipped;
         else
             ++failed;
-        if (!o.solutions) {
-            std::string name = step_name(m, steps[i]);
-            if (r.verdict == Verdict::Pass)
-                progress.mark_passed(name, Hasher().add_file(r.file).hex());
-            else if (r.verdict != Verdict::Skipped)
-                progress.clear(name);
-            progress.save();
-        }
         if (o.json) {
             results.push_back(to_json(r));
         } else {
@@ -99,6 +92,7 @@ int cmd_check(const Options& o) {
             const LessonInfo& lesson = m.lessons[steps[i].lesson];
             if (lesson_reports.size() == lesson.steps.size() && !o.no_time) {
                 auto st = staircase(checker, lesson, lesson_reports);
+                if (st.rows.size() >= 2 && !o.solutions) record_staircase(paths.state_dir, st);
                 if (st.rows.size() >= 2) {
                     if (o.json)
                         staircases.push_back(to_json(st));
@@ -137,25 +131,7 @@ Command add_check_command(CLI::App& app, Options& o) {
     check->add_flag("--all", o.all, "every step of the course, in order");
     check->add_flag("--solutions", o.solutions,
                     "check the files under solutions/ instead of lessons/");
-    check->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
-    check->add_flag("--no-time", o.no_time, "correctness only");
-    check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
-    check->add_flag(
-        "--emulate", o.emulate,
-        "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
-    check->add_flag("--no-emulate", o.no_emulate,
-                    "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
-    check->add_flag("--explain", o.explain,
-                    "emulate, and show teaching metrics: bank conflicts, sectors per request");
-    check->add_flag(
-        "--sanitize", o.sanitize,
-        "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
-    check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
-        ->check(CLI::PositiveNumber);
-    check
-        ->add_option("--case-timeout", o.case_timeout,
-                     "seconds a case may go without progress before it is a TIMEOUT (default 20)")
-        ->check(CLI::PositiveNumber);
+    add_check_flags(check, o);  // shared with `watch` (common.cpp)
     return {check, [&o] {
                 if (o.all && !o.step.empty()) {
                     std::cerr << "cudalings: give a step or --all, not both\n";

@@ -86,6 +86,9 @@ class Checker {
                                          const std::string& object, const StepReport& report,
                                          int first_case, bool first_child) const;
     ChildOptions runner_options() const;
+    // The step's reference solution, built on demand (empty when it cannot be built).
+    std::string reference(const LessonInfo& lesson, const StepInfo& step);
+    std::string reference_;  // the current step's
     // `first` (optional): the first runner, already started while the step was being built.
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
              StepReport& report, std::future<RunnerRun>* first = nullptr);
