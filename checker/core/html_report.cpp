@@ -55,6 +55,7 @@ td { padding: .15em .8em .15em 0; vertical-align: top; }
 .done { color: #1a7f37; } .failed { color: #b42318; } .pending { color: #5b6475; }
 svg text { font: 12px system-ui, sans-serif; fill: #1d2330; }
 svg .bar { fill: #2f6fde; } svg .ref { fill: #8aa6d6; } svg .base { fill: #d9822b; }
+svg .track { fill: #e3e7ee; }
 svg .grid { stroke: #d8dde6; } svg .copy { stroke: #1d2330; stroke-dasharray: 4 3; }
 .legend span { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 1em;
                vertical-align: -.1em; }
@@ -81,7 +82,7 @@ std::string progress_svg(const std::vector<LessonStatus>& lessons) {
         s << "  <g class=\"lesson-progress\" data-done=\"" << done << "\" data-total=\"" << total
           << "\">\n"
           << "    <text x=\"0\" y=\"" << y + 15 << "\">" << escape(name) << "</text>\n"
-          << "    <rect class=\"ref\" x=\"" << label << "\" y=\"" << y + 4 << "\" width=\"" << bar
+          << "    <rect class=\"track\" x=\"" << label << "\" y=\"" << y + 4 << "\" width=\"" << bar
           << "\" height=\"14\" rx=\"3\"/>\n"
           << "    <rect class=\"bar\" x=\"" << label << "\" y=\"" << y + 4 << "\" width=\""
           << num(filled) << "\" height=\"14\" rx=\"3\"/>\n"
@@ -234,7 +235,7 @@ std::string render_html_report(const ReportModel& model) {
         for (const auto& chart : model.charts) {
             if (chart.lesson != l.id) continue;
             s << "<p>Each step's share of this GPU's copy bandwidth"
-              << (chart.copy_gbps > 0 ? " (" + num(chart.copy_gbps) + " GB/s)" : "")
+              << (chart.copy_gbps > 0 ? " (" + num(chart.copy_gbps / 1000, 2) + " TB/s)" : "")
               << (chart.size.empty() ? "" : " at n = " + escape(chart.size))
               << ": longer is faster. <span class=\"legend\"><span style=\"background:#2f6fde\">"
                  "</span>yours<span style=\"background:#8aa6d6\"></span>the reference"
