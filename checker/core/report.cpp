@@ -81,7 +81,9 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         if (!first.message.empty()) {
             std::size_t errors = 0;
             for (auto& d : r.diagnostics) errors += d.severity != "warning";
-            s << "  " << (first.file.empty() ? r.file : first.file);
+            // Unindented, as compilers print it: editors' problem matchers (.vscode/tasks.json)
+            // and terminals that link file:line find it.
+            s << (first.file.empty() ? r.file : first.file);
             if (first.line > 0) s << ":" << first.line;
             s << ": " << first.severity << ": " << first.message << "\n";
             if (errors > 1) s << "  (the first of " << errors << " errors; nvcc said:)\n";
@@ -105,8 +107,7 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         s << "\n";
         for (std::size_t i = 0; i < r.diagnostics.size() && i < 3; ++i) {
             const auto& d = r.diagnostics[i];
-            s << "    " << d.file << ":" << d.line << ": " << d.severity << ": " << d.message
-              << "\n";
+            s << d.file << ":" << d.line << ": " << d.severity << ": " << d.message << "\n";
         }
     }
     if (!r.gpu.empty()) s << "  gpu      " << r.gpu << "\n";
