@@ -47,14 +47,18 @@ function(_cudalings_pristine_from_git path hash dest ok)
   if(NOT code EQUAL 0)
     return()
   endif()
-  string(REGEX MATCHALL " [0-9a-f]{40} " blobs "${raw}")
+  # Lines ":100644 100644 <old blob> <new blob> M<tab>path": the 40-digit words.
+  string(REGEX MATCHALL "[0-9a-f]+" words "${raw}")
+  set(blobs "")
+  foreach(word IN LISTS words)
+    string(LENGTH "${word}" length)
+    if(length EQUAL 40 AND NOT word MATCHES "^0+$")
+      list(APPEND blobs "${word}")
+    endif()
+  endforeach()
   list(REMOVE_DUPLICATES blobs)
   set(candidate "${dest}.git")
   foreach(blob IN LISTS blobs)
-    string(STRIP "${blob}" blob)
-    if(blob MATCHES "^0+$")
-      continue()
-    endif()
     execute_process(COMMAND "${GIT_EXECUTABLE}" cat-file blob "${blob}"
                     WORKING_DIRECTORY "${PROJECT_SOURCE_DIR}" OUTPUT_FILE "${candidate}"
                     RESULT_VARIABLE code ERROR_QUIET)
@@ -155,6 +159,9 @@ function(cudalings_make_pristine)
   endif()
 endfunction()
 
+if(CMAKE_SCRIPT_MODE_FILE)
+  return()  # included by a test script for its functions
+endif()
 cudalings_make_pristine()
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${CUDALINGS_PRISTINE_RECORD}")
 

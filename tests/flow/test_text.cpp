@@ -1,0 +1,93 @@
+// Terminal text: widths as a terminal shows them, padding by width, suggestions, and the
+// colour decision from NO_COLOR, FORCE_COLOR and TERM; and the command line's strictness.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cstdlib>
+
+#include "flow_support.h"
+#include "text.h"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace cudalings;
+
+TEST_CASE("display width counts columns, not bytes", "[text]") {
+    CHECK(display_width("781.0 ms") == 8);
+    CHECK(display_width("781.0 µs") == 8);                  // µ: two bytes, one column
+    CHECK(display_width("\033[1;32mPASS\033[0m") == 4);     // colour takes no room
+    CHECK(display_width("e\xCC\x81") == 1);                 // e + combining acute accent
+    CHECK(display_width("\xE5\x8A\xA0\xE6\xB3\x95") == 4);  // two CJK characters, two columns each
+    CHECK(display_width("\xFF") == 1);                      // a stray byte still takes a column
+    CHECK(pad_right("781.0 µs", 10) == "781.0 µs  ");
+    CHECK(pad_left("µs", 4) == "  µs");
+    CHECK(display_width(pad_right("\xE5\x8A\xA0", 5)) == 5);
+}
+
+TEST_CASE("progress bars fill in proportion", "[text]") {
+    CHECK(progress_bar(0, 22, 10, false) == "[----------]");
+    CHECK(progress_bar(11, 22, 10, false) == "[#####-----]");
+    CHECK(progress_bar(22, 22, 10, false) == "[##########]");
+    CHECK(display_width(progress_bar(5, 22, 30, true)) == 32);
+}
+
+TEST_CASE("suggestions for what was mistyped", "[text]") {
+    const std::vector<std::string> commands{"check", "list", "hint", "watch", "reset", "doctor"};
+    CHECK(closest("chek", commands).front() == "check");
+    CHECK(closest("docter", commands).front() == "doctor");
+    CHECK(closest("frobnicate", commands).empty());
+    CHECK_THAT(did_you_mean("lst", commands), ContainsSubstring("`list`"));
+    CHECK(did_you_mean("zzzzzz", commands).empty());
+}
+
+TEST_CASE("colour follows NO_COLOR, FORCE_COLOR and TERM=dumb", "[text]") {
+    const int fd = 1;  // not a terminal under ctest
+    ::unsetenv("NO_COLOR");
+    ::setenv("FORCE_COLOR", "1", 1);
+    CHECK(color_wanted(fd, false));
+    CHECK_FALSE(color_wanted(fd, true));  // --no-color wins
+    ::setenv("NO_COLOR", "1", 1);
+    CHECK_FALSE(color_wanted(fd, false));  // NO_COLOR wins over FORCE_COLOR
+    ::unsetenv("NO_COLOR");
+    ::setenv("FORCE_COLOR", "0", 1);
+    CHECK_FALSE(color_wanted(fd, false));
+    ::unsetenv("FORCE_COLOR");
+    ::setenv("TERM", "dumb", 1);
+    CHECK_FALSE(live_terminal(fd));
+}
+
+TEST_CASE("the command line is strict and helps", "[text][cli]") {
+    auto chek = flow::cudalings({"chek"});
+    CHECK(chek.code == 2);
+    CHECK_THAT(chek.err, ContainsSubstring("did you mean `check`"));
+    auto option = flow::cudalings({"check", "--seeed", "5"});
+    CHECK(option.code == 2);
+    CHECK_THAT(option.err, ContainsSubstring("did you mean `--seed`"));
+    auto negative_seed = flow::cudalings({"check", "1/1", "--seed", "-5"});
+    CHECK(negative_seed.code == 2);
+    CHECK_THAT(negative_seed.err, ContainsSubstring("hexadecimal"));
+    auto negative_timeout = flow::cudalings({"check", "1/1", "--case-timeout", "-1"});
+    CHECK(negative_timeout.code == 2);
+    CHECK_THAT(negative_timeout.err, ContainsSubstring("above 0"));
+    auto step = flow::cudalings({"hint", "grid_strid"});
+    CHECK(step.code == 2);
+    CHECK_THAT(step.err, ContainsSubstring("grid_stride_loop"));
+    auto version = flow::cudalings({"--version"});
+    CHECK(version.code == 0);
+    CHECK_THAT(version.out, ContainsSubstring("cudalings "));
+    auto hint_json = flow::cudalings({"hint", "1/1", "--json"});
+    CHECK(hint_json.code == 0);
+    CHECK_THAT(hint_json.out, ContainsSubstring("\"format_version\": 1"));
+}
+
+TEST_CASE("steps are named relative to the current folder, or by their bare name", "[cli]") {
+    const std::string lesson = std::string(CUDALINGS_SOURCE_DIR) + "/lessons/01_vector_add";
+    auto relative = flow::cudalings({"hint", "02_grid_stride_loop.cu"}, {}, lesson);
+    CHECK(relative.code == 0);
+    CHECK_THAT(relative.out, ContainsSubstring("01_vector_add/02_grid_stride_loop"));
+    auto bare = flow::cudalings({"hint", "grid_stride_loop"});
+    CHECK(bare.code == 0);
+    CHECK_THAT(bare.out, ContainsSubstring("01_vector_add/02_grid_stride_loop"));
+    auto outside =
+        flow::cudalings({"list"}, {{"CUDALINGS_DEFAULT_ROOT", CUDALINGS_SOURCE_DIR}}, "/");
+    CHECK(outside.code == 0);  // the wrapper's own course, from anywhere
+}
