@@ -379,6 +379,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     rules.forbidden_dirs.push_back(std::string(CUDALINGS_SOURCE_DIR) + "/checker");
     rules.forbidden_dirs.push_back(paths_.root + "/checker");
     rules.forbidden_dirs.push_back(paths_.tool_dir);
+    if (!paths_.include_root.empty()) rules.allowed_dirs.push_back(paths_.lessons_root());
     std::optional<PolicyViolation> violation;
     std::atomic<bool> stop_build{false};
     o.cancel = &stop_build;
@@ -828,6 +829,11 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
     if (!runs_on_gpu() && (options_.emulate || options_.emulate_without_gpu)) {
         run_emulated(lesson, step, report);
+        // Say what could not be checked here rather than skip it silently.
+        if (options_.sanitize)
+            report.sanitizer_note =
+                "compute-sanitizer needs a GPU: not run (the emulator's own "
+                "race and bounds checks ran instead)";
         return finish();
     }
     if (!runs_on_gpu()) {
