@@ -8,6 +8,7 @@
 #include "../core/hash.h"
 #include "../core/history.h"
 #include "../core/report.h"
+#include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
 
@@ -59,10 +60,15 @@ int cmd_check(const Options& o) {
     options.emulate_without_gpu = !o.no_emulate;
 #endif
     Checker checker(paths, m, options);
-    bool tty_progress = !o.json && ::isatty(2);
+    // Several steps: "[n/N] step" before each, then one line per step (a full report for a
+    // failure, or for every step with -v). Progress that rewrites itself only on a terminal.
+    const bool several = steps.size() > 1;
+    std::string counter;  // "[ 3/22] 01_vector_add/03_float4"
+    bool tty_progress = !o.json && live_terminal(2);
     if (tty_progress)
-        checker.set_progress_callback(
-            [](const std::string& what) { std::cerr << "  ... " << what << "\r\033[K"; });
+        checker.set_progress_callback([&counter](const std::string& what) {
+            std::cerr << "  " << counter << (counter.empty() ? "" : ": ") << what << "\r\033[K";
+        });
     RenderOptions render;
     render.color = use_color(o);
     render.verbose = o.verbose;
@@ -72,6 +78,7 @@ int cmd_check(const Options& o) {
     nlohmann::json staircases = nlohmann::json::array();
     std::vector<StepReport> lesson_reports;
     for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (several) counter = step_counter(i, steps.size()) + " " + step_name(m, steps[i]);
         StepReport r = check_and_record(checker, o, m, progress, steps[i]);  // common.cpp
         lesson_reports.push_back(r);
         if (r.verdict == Verdict::Pass)
@@ -82,8 +89,11 @@ int cmd_check(const Options& o) {
             ++failed;
         if (o.json) {
             results.push_back(to_json(r));
+        } else if (several) {
+            std::cout << render_step_line(r, i, steps.size(), render) << std::flush;
+            if (o.verbose || (r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped))
+                std::cout << render_text(r, render) << "\n" << std::flush;
         } else {
-            if (i) std::cout << "\n";
             std::cout << render_text(r, render) << std::flush;
         }
         // The end of a whole lesson: its staircase.

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cases.h"
+#include "text.h"
 
 namespace cudalings {
 namespace {
@@ -180,6 +181,29 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
     return s.str();
 }
 
+std::string step_counter(std::size_t index, std::size_t total) {
+    const std::string n = std::to_string(index + 1), of = std::to_string(total);
+    return "[" + std::string(of.size() - std::min(of.size(), n.size()), ' ') + n + "/" + of + "]";
+}
+
+std::string render_step_line(const StepReport& r, std::size_t index, std::size_t total,
+                             const RenderOptions& o) {
+    std::ostringstream s;
+    s << step_counter(index, total) << " " << pad_right(r.step, 44) << " "
+      << paint(o, colour_of(r.verdict), pad_right(name(r.verdict), 13));
+    if (r.timing.present) {
+        s << " " << pad_left(format_time_us(r.timing.learner.median_us), 9);
+        if (r.timing.copy_gbps > 0)
+            s << "  " << fixed(r.timing.percent_of_copy(r.timing.learner), 1) << "% of copy";
+    } else if (!r.reason.empty() && r.verdict != Verdict::Pass) {
+        s << " " << r.reason.substr(0, 70);
+    } else if (r.verdict == Verdict::Pass && !r.gpu.empty() && r.gpu.rfind("none", 0) == 0) {
+        s << " (emulated: not timed)";
+    }
+    s << "\n";
+    return s.str();
+}
+
 namespace {
 
 // A staircase row's derived figures. Speedups compare rates (bytes per second), so rows timed
@@ -215,20 +239,20 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
     std::ostringstream s;
     s << paint(o, "\033[1m", st.lesson + " staircase") << " (n = " << format_size(st.n)
       << ", median of each)\n";
+    // Columns by display width (text.h): "µs" is two bytes and one column, labels need not be
+    // ASCII.
     std::size_t width = 4;
-    for (const auto& r : st.rows) width = std::max(width, r.label.size());
-    auto pad = [&](const std::string& text) {
-        return text + std::string(width - text.size() + 2, ' ');
-    };
+    for (const auto& r : st.rows) width = std::max(width, display_width(r.label));
+    auto pad = [&](const std::string& text) { return pad_right(text, width + 2); };
     s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev\n";
     auto figures = stair_figures(st);
     for (std::size_t i = 0; i < st.rows.size(); ++i) {
         const auto& r = st.rows[i];
         const auto& f = figures[i];
         char line[160];
-        std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%", format_time_us(r.median_us).c_str(),
-                      format_rate(f.gbps).c_str(), f.percent_of_copy);
-        s << "  " << pad(r.label) << line;
+        std::snprintf(line, sizeof line, "  %5.1f%%", f.percent_of_copy);
+        s << "  " << pad(r.label) << pad_left(format_time_us(r.median_us), 10) << "  "
+          << pad_left(format_rate(f.gbps), 8) << line;
         if (f.has_previous) {
             std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", f.vs_first, f.vs_previous);
             s << line;

@@ -4,8 +4,11 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <cstdlib>
+#include <set>
+#include <sstream>
 
 #include "flow_support.h"
+#include "report.h"
 #include "text.h"
 
 using Catch::Matchers::ContainsSubstring;
@@ -90,4 +93,42 @@ TEST_CASE("steps are named relative to the current folder, or by their bare name
     auto outside =
         flow::cudalings({"list"}, {{"CUDALINGS_DEFAULT_ROOT", CUDALINGS_SOURCE_DIR}}, "/");
     CHECK(outside.code == 0);  // the wrapper's own course, from anywhere
+}
+
+TEST_CASE("tables line up by display width when µs and ms mix and labels are not ASCII",
+          "[text][report]") {
+    Staircase st;
+    st.lesson = "02_reduce";
+    st.copy_gbps = 4210;
+    st.n = std::uint64_t{1} << 28;
+    const double bytes = 4.0 * (1 << 28);
+    st.rows.push_back({"01_interleaved", "", 12345.0, bytes, false, 0});     // 12.35 ms
+    st.rows.push_back({"09_vectorized_loads", "", 262.5, bytes, false, 0});  // 262.5 µs
+    st.rows.push_back({"réduction_naïve", "", 999.0, bytes, false, 0});      // accents
+    st.rows.push_back({"cub::DeviceReduce::Sum", "", 260.0, bytes, true, 0});
+    const std::string table = render_staircase(st, RenderOptions{});
+    std::istringstream lines(table);
+    std::string line;
+    std::getline(lines, line);  // the title
+    std::getline(lines, line);  // the header
+    std::set<std::size_t> widths, bytes_per_line;
+    while (std::getline(lines, line)) {
+        widths.insert(display_width(line));
+        bytes_per_line.insert(line.size());
+    }
+    CHECK(widths.size() == 1);         // every row ends in the same column
+    CHECK(bytes_per_line.size() > 1);  // although their byte lengths differ
+
+    StepReport ms, us;
+    ms.step = "02_reduce/01_interleaved";
+    us.step = "02_reduce/09_vectorized_loads";
+    ms.verdict = us.verdict = Verdict::Pass;
+    ms.timing.present = us.timing.present = true;
+    ms.timing.learner.median_us = 12345.0;
+    us.timing.learner.median_us = 262.5;
+    const auto a = render_step_line(ms, 0, 22, RenderOptions{});
+    const auto b = render_step_line(us, 9, 22, RenderOptions{});
+    CHECK(a.substr(0, 7) == "[ 1/22]");
+    CHECK(b.substr(0, 7) == "[10/22]");
+    CHECK(display_width(a) == display_width(b));
 }
