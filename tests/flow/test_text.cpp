@@ -132,3 +132,15 @@ TEST_CASE("tables line up by display width when µs and ms mix and labels are no
     CHECK(b.substr(0, 7) == "[10/22]");
     CHECK(display_width(a) == display_width(b));
 }
+
+TEST_CASE("moving past a passed step that was edited since says so", "[cli]") {
+    const std::string state = flow::temp_dir("state");
+    // The first step passed with other contents than its file has now.
+    flow::write(state + "/progress.json",
+                "{\"passed\": {\"01_vector_add/01_one_thread_per_element\": \"0123\"}}\n");
+    auto r = flow::cudalings({"hint"}, {{"CUDALINGS_STATE_DIR", state}});
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring("02_grid_stride_loop"));  // the next unfinished one
+    CHECK_THAT(r.err, ContainsSubstring("01_vector_add/01_one_thread_per_element changed since "
+                                        "it passed"));
+}
