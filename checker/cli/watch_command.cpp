@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 
 #include "../core/history.h"
@@ -109,7 +110,9 @@ int run_watch(Options& o) {
                   << progress_bar(done, total, 30, unicode) << "  " << done << " of " << total
                   << " steps done\n";
         if (current)
-            std::cout << "Watching " << file_of(*current) << ": save it to check again.\n"
+            std::cout << "Watching "
+                      << std::filesystem::relative(file_of(*current), paths.root).string()
+                      << ": save it to check again.\n"
                       << "[Enter] check  [n] next step  [h] hint  [l] list  [q] quit\n"
                       << std::flush;
     };
