@@ -23,7 +23,9 @@ std::string fingerprint(const std::string& file) {
 
 }  // namespace
 
-FileWatcher::FileWatcher() { inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC); }
+FileWatcher::FileWatcher(bool use_inotify) {
+    if (use_inotify) inotify_ = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+}
 
 FileWatcher::~FileWatcher() {
     if (inotify_ >= 0) ::close(inotify_);

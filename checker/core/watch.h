@@ -11,7 +11,9 @@ namespace cudalings {
 
 class FileWatcher {
   public:
-    FileWatcher();
+    // `use_inotify` false: only the once-a-second look (what a file system without inotify
+    // events gets; also for tests).
+    explicit FileWatcher(bool use_inotify = true);
     ~FileWatcher();
     FileWatcher(const FileWatcher&) = delete;
     FileWatcher& operator=(const FileWatcher&) = delete;

@@ -14,8 +14,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <thread>
 
 #include "flow_support.h"
+#include "watch.h"
 
 extern char** environ;
 
@@ -140,4 +142,30 @@ TEST_CASE("watch checks again on every save, within a second of the check's own 
     auto next = watch.next("result");
     REQUIRE(next != nullptr);
     CHECK(next["report"]["step"] == "01_vector_add/02_grid_stride_loop");
+}
+
+TEST_CASE("a save is noticed with inotify at once, and without it within a second", "[watch]") {
+    const std::string file = flow::temp_dir("watched") + "/step.cu";
+    flow::write(file, "// one\n");
+    for (bool inotify : {true, false}) {
+        cudalings::FileWatcher watcher(inotify);
+        REQUIRE(watcher.using_inotify() == inotify);
+        watcher.watch(file);
+        // Nothing changed: the wait runs out.
+        CHECK(watcher.wait(-1, 0.3) == cudalings::FileWatcher::Event::Timeout);
+        std::thread writer([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(200));
+            flow::write(file, inotify ? "// two\n" : "// three\n");
+        });
+        const double start = now();
+        const auto event = watcher.wait(-1, 5);
+        const double waited = now() - start;
+        writer.join();
+        CHECK(event == cudalings::FileWatcher::Event::Changed);
+        INFO("inotify " << inotify << ": " << waited << " s");
+        CHECK(waited < (inotify ? 0.6 : 1.5));
+        // The same contents again (a save without an edit) is not a change.
+        flow::write(file, inotify ? "// two\n" : "// three\n");
+        CHECK(watcher.wait(-1, 0.3) == cudalings::FileWatcher::Event::Timeout);
+    }
 }
