@@ -114,11 +114,11 @@ int cmd_check(const Options& o) {
         }
     }
     if (o.json) {
-        std::cout << nlohmann::json{{"results", results},
-                                    {"staircases", staircases},
-                                    {"passed", passed},
-                                    {"failed", failed},
-                                    {"skipped", skipped}}
+        std::cout << versioned({{"results", results},
+                                {"staircases", staircases},
+                                {"passed", passed},
+                                {"failed", failed},
+                                {"skipped", skipped}})
                          .dump(2)
                   << "\n";
     } else if (steps.size() > 1 || o.all) {
