@@ -138,6 +138,20 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
                 break;
             }
         }
+        // --explain: the emulator's teaching metrics ride on each case's detail; without -v
+        // they are shown once per step, for the largest case that passed (the most typical).
+        const CaseReport* explained = nullptr;
+        for (const auto& c : r.cases)
+            if (c.verdict == Verdict::Pass && !c.detail.empty() &&
+                (!explained || c.n >= explained->n))
+                explained = &c;
+        if (explained && !o.verbose) {
+            s << "  explain  (" << explained->name << ")\n";
+            std::istringstream lines(explained->detail);
+            std::string line;
+            while (std::getline(lines, line))
+                if (!line.empty()) s << "      " << line << "\n";
+        }
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
     for (std::size_t i = 0; i < r.findings.size() && (i < 5 || o.verbose); ++i) {

@@ -144,3 +144,25 @@ TEST_CASE("moving past a passed step that was edited since says so", "[cli]") {
     CHECK_THAT(r.err, ContainsSubstring("01_vector_add/01_one_thread_per_element changed since "
                                         "it passed"));
 }
+
+TEST_CASE("--explain's metrics are shown once per step, for the largest case", "[report]") {
+    StepReport r;
+    r.step = "02_reduce/03_sequential_addressing";
+    r.verdict = Verdict::Pass;
+    for (std::uint64_t n : {1u, 1000u, 65539u}) {
+        CaseReport c;
+        c.n = n;
+        c.name = "n=" + std::to_string(n);
+        c.verdict = Verdict::Pass;
+        c.detail =
+            "step.cu:29: info: shared load: 1.0-way bank conflicts (n=" + std::to_string(n) + ")";
+        r.cases.push_back(c);
+    }
+    const std::string text = render_text(r, RenderOptions{});
+    CHECK(text.find("explain  (n=65539)") != std::string::npos);
+    CHECK(text.find("(n=65539)\n      step.cu:29") != std::string::npos);
+    CHECK(text.find("(n=1)") == std::string::npos);  // once, not per case
+    RenderOptions verbose;
+    verbose.verbose = true;
+    CHECK(render_text(r, verbose).find("(n=1)") != std::string::npos);  // -v: every case
+}
