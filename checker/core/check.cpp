@@ -23,6 +23,7 @@
 #include "protocol.h"
 #include "sandbox.h"
 #include "sanitize.h"
+#include "setup.h"
 #include "stats.h"
 #include "supervise.h"
 
@@ -234,10 +235,7 @@ Checker::Checker(CoursePaths paths, Manifest manifest, CheckOptions options)
 
 std::string Checker::nvcc() const {
     if (!options_.nvcc.empty()) return options_.nvcc;
-    if (const char* env = std::getenv("CUDALINGS_NVCC")) return env;
-    std::string built_with = CUDALINGS_DEFAULT_NVCC;
-    if (::access(built_with.c_str(), X_OK) == 0) return built_with;
-    return "nvcc";
+    return configured_nvcc();  // setup.h: CUDALINGS_NVCC, the build's nvcc, or PATH
 }
 
 bool Checker::runs_on_gpu() { return !options_.emulate && gpu().present; }
@@ -332,9 +330,13 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         report.diagnostics = parse_compiler_output(output);
         return true;
     }
+    // The machine's problems are SETUP_ERROR, never the learner's (checker/core/setup.h).
+    if (auto problem = unsupported_architecture(request.nvcc, request.arch)) {
+        set_setup_error(report, *problem);
+        return false;
+    }
     if (!make_dirs(dir)) {
-        report.verdict = Verdict::InternalError;
-        report.reason = "cannot create " + dir;
+        set_setup_error(report, cannot_create_directory(dir, errno));
         return false;
     }
     // sandbox: the build writes into a directory of its own (removed with it), the only place
@@ -367,6 +369,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     rules.forbidden_dirs.push_back(paths_.tool_dir);
     rules.forbidden_dirs.insert(rules.forbidden_dirs.end(), options_.forbidden_dirs.begin(),
                                 options_.forbidden_dirs.end());
+    if (!paths_.include_root.empty()) rules.allowed_dirs.push_back(paths_.lessons_root());
     std::optional<PolicyViolation> violation;
     std::atomic<bool> stop_build{false};
     o.cancel = &stop_build;
@@ -397,8 +400,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     report.compiler_output = output;
     report.diagnostics = parse_compiler_output(output);
     if (!child.started) {
-        report.verdict = Verdict::InternalError;
-        report.reason = "cannot run nvcc (" + child.start_error + "); set CUDALINGS_NVCC";
+        set_setup_error(report, cannot_run("nvcc", request.nvcc, child.start_error));
         return false;
     }
     if (child.timed_out) {
@@ -411,6 +413,10 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     bool have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
     if (!have_object) {
         discard();
+        if (auto problem = setup_problem_in_build_output(output)) {
+            set_setup_error(report, *problem);
+            return false;
+        }
         report.verdict = Verdict::CompileError;
         Diagnostic first = first_error(report.diagnostics);
         report.reason = first.message.empty() ? "nvcc failed" : first.message;
@@ -503,8 +509,18 @@ ChecksContents Checker::inspect_checks(const LessonInfo& lesson) {
 
 std::string Checker::emulated_runner() const { return paths_.tool_dir + "/cudalings-runner-emu"; }
 
-std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const StepInfo& step,
-                                              const std::string& checks, const std::string& object,
+std::string Checker::reference(const LessonInfo& lesson, const StepInfo& step) {
+    StepReport scratch;
+    std::string object;
+    say("building the reference solution (once per step and GPU)");
+    if (!compile(lesson, step, paths_.step_file(lesson, step, true), true, scratch, object))
+        return {};
+    return object;
+}
+
+std::vector<std::string> Checker::runner_argv([[maybe_unused]] const LessonInfo& lesson,
+                                              const StepInfo& step, const std::string& checks,
+                                              const std::string& object,
                                               const StepReport& report, int first_case,
                                               bool first_child) const {
     std::vector<std::string> argv{paths_.runner(), "check",
@@ -513,8 +529,8 @@ std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const St
                                   "--step",        object,
                                   "--seed",        format_seed(report.seed),
                                   "--first-case",  std::to_string(first_case)};
-    std::string reference = paths_.reference_object(lesson, step);
-    bool has_reference = ::access(reference.c_str(), R_OK) == 0;
+    const std::string& reference = reference_;
+    bool has_reference = !reference.empty() && ::access(reference.c_str(), R_OK) == 0;
     bool want_timing = options_.timing && step.timed;
     if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
         argv[0] = emulated_runner();
@@ -639,7 +655,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         const ChildResult& child = r.child;
         forged_lines += r.forged;
         if (!child.started) {
-            report.internal_error = "cannot start the runner: " + child.start_error;
+            set_setup_error(report, cannot_run("the runner", argv[0], child.start_error));
             return;
         }
         report.runner_ms += 1000 * child.wall_seconds;
@@ -805,6 +821,10 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         report.reason = "the file " + report.file + " is missing or unreadable";
         return finish();
     }
+    // The reference it is timed against: built when first needed, for this GPU, against the
+    // course's own headers (cached like any build).
+    reference_.clear();
+    if (options_.timing && step.timed && runs_on_gpu()) reference_ = reference(lesson, step);
     std::string object;
     // While nvcc builds the step, the first runner is already starting CUDA; it waits for its
     // key before it loads anything (ChildOptions::hold). The build's end releases it, a failed
@@ -839,6 +859,11 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
     if (!runs_on_gpu() && (options_.emulate || options_.emulate_without_gpu)) {
         run_emulated(lesson, step, report);
+        // Say what could not be checked here rather than skip it silently.
+        if (options_.sanitize)
+            report.sanitizer_note =
+                "compute-sanitizer needs a GPU: not run (the emulator's own "
+                "race and bounds checks ran instead)";
         return finish();
     }
     if (!runs_on_gpu()) {
@@ -849,7 +874,8 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     }
     report.gpu = g.name;
     run(lesson, step, object, report, &first);
-    if (options_.sanitize && report.internal_error.empty() && report.load_error.empty())
+    if (options_.sanitize && report.internal_error.empty() && report.load_error.empty() &&
+        report.verdict != Verdict::SetupError)
         sanitize(lesson, step, object, report);
     conclude(report);
     return finish();
@@ -878,8 +904,7 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     b.output = dir + "/" + key + ".so";
     if (!(options_.use_cache && ::access(b.output.c_str(), R_OK) == 0)) {
         if (!make_dirs(dir)) {
-            report.verdict = Verdict::InternalError;
-            report.reason = "cannot create " + dir;
+            set_setup_error(report, cannot_create_directory(dir, errno));
             return;
         }
         // sandbox: outputs in a directory of their own; the three commands share one limit.
@@ -906,6 +931,16 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
             o.memory_limit = kBuildMemoryLimit;
             auto child = run_contained(options_.sandbox.get(), cmd, o, view);
             if (!child.exited_ok()) {
+                auto problem = !child.started
+                                   ? std::optional<SetupProblem>(cannot_run(
+                                         "the emulator's build", cmd[0], child.start_error))
+                                   : setup_problem_in_build_output(child.err.head + child.out.head);
+                if (problem) {
+                    set_setup_error(report, *problem);
+                    std::error_code ec;
+                    for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
+                    return;
+                }
                 Diagnostic first =
                     first_error(parse_compiler_output(child.err.head + child.out.head));
                 report.verdict = Verdict::InternalError;

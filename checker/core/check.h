@@ -113,6 +113,9 @@ class Checker {
                     std::string& phase, bool& done);
     ChecksToolchain toolchain(bool emulated);
     std::string emulated_runner() const;
+    // The step's reference solution, built on demand (empty when it cannot be built).
+    std::string reference(const LessonInfo& lesson, const StepInfo& step);
+    std::string reference_;  // the current step's
     // `first` (optional): the first runner, already started while the step was being built.
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
              StepReport& report, std::future<RunnerRun>* first = nullptr);

@@ -49,6 +49,8 @@ class Progress {
   public:
     explicit Progress(std::string file);
     bool passed(const std::string& step) const;
+    // The content hash of the file when it passed ("" when it has not passed).
+    std::string passed_hash(const std::string& step) const;
     void mark_passed(const std::string& step, const std::string& content_hash);
     void clear(const std::string& step);
     bool save() const;  // atomic (write + rename); false when the directory is not writable

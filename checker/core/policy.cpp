@@ -99,6 +99,7 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
     // line markers for a few dozen files, and resolving a path asks the file system.
     const std::vector<std::string> screened_dirs = normal_all(rules.screened_dirs);
     const std::vector<std::string> forbidden_dirs = normal_all(rules.forbidden_dirs);
+    const std::vector<std::string> allowed_dirs = normal_all(rules.allowed_dirs);
     std::unordered_map<std::string, bool> screened_file;  // path -> its text is screened
     std::istringstream lines{std::string(text)};
     std::string line, current;
@@ -120,8 +121,10 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
                 return PolicyViolation{
                     "no-" + lib, "this step may not use " + lib + ": the file includes " + path};
             std::string resolved = normal(path);
+            bool allowed = false;
+            for (const auto& dir : allowed_dirs) allowed = allowed || under(resolved, dir);
             for (const auto& dir : forbidden_dirs)
-                if (under(resolved, dir))
+                if (under(resolved, dir) && !allowed)
                     return PolicyViolation{"no-foreign-files",
                                            "the file includes " + path +
                                                ", which belongs to the course's solutions or the "

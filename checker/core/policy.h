@@ -14,6 +14,8 @@ struct PolicyRules {
     std::vector<std::string> forbidden_libraries;
     // Directories whose files may not be included (the course's solutions/, the checker).
     std::vector<std::string> forbidden_dirs;
+    // Exceptions inside them: the course's own lesson headers kept in the build (build/pristine).
+    std::vector<std::string> allowed_dirs;
     // Directories whose files' own text is screened for forbidden identifiers (the course:
     // the learner's file and any header beside it). Identifiers inside system headers are not
     // the learner's doing.
