@@ -78,7 +78,7 @@ std::string state_with_timings() {
 TEST_CASE("the staircase SVG draws each step in proportion to its share of copy bandwidth",
           "[report]") {
     const std::string state = state_with_timings();
-    Manifest m = load_manifest(std::string(CUDALINGS_SOURCE_DIR) + "/course.json");
+    Manifest m = load_manifest(std::string(CUDALINGS_SOURCE_DIR));
     Progress progress(state + "/progress.json");
     const auto model = report_model(m, progress, load_results(state), load_staircases(state));
     REQUIRE(model.charts.size() == 1);
