@@ -34,7 +34,7 @@ __device__ __forceinline__ float load(const float* __restrict__ x, long long i, 
 
 __global__ void __launch_bounds__(kBlockSize)
     stencil_shared_kernel(const float* __restrict__ x, float* __restrict__ y, size_t n,
-                          StencilWeights w, int radius, int boundary) {
+                          const __grid_constant__ StencilWeights w, int radius, int boundary) {
     // Room for the largest radius; s[radius + t] will hold x[b0 + t].
     __shared__ float s[kBlockSize + 2 * kMaxRadius];
     const unsigned int t = threadIdx.x;

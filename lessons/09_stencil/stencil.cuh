@@ -52,8 +52,9 @@ inline size_t stencil_workspace_bytes(size_t n) { return (n * sizeof(float) + 25
 
 // ---------------------------------------------------------------- helpers for the launchers
 // A kernel cannot read host memory, but it receives its arguments by value: a struct of
-// floats passed to a kernel is copied to the GPU with the launch, where every thread can read
-// it (from the constant bank that holds kernel parameters, at the cost of a register read).
+// floats passed to a kernel is copied to the GPU with the launch, and every thread reads it
+// from the constant bank that holds kernel arguments. (Indexed with a run-time value, declare
+// the parameter `const __grid_constant__ StencilWeights w`: step 1 says why.)
 struct StencilWeights {
     float w[2 * kMaxRadius + 1];  // w[R + j] multiplies x[i + j], j = -R .. R
 };

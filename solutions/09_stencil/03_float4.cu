@@ -45,7 +45,7 @@ __device__ __forceinline__ float load(const float* __restrict__ x, long long i, 
 // Step 1's kernel, for the radii this step does not compile a float4 kernel for.
 __global__ void __launch_bounds__(kBlockSize)
     stencil_global_kernel(const float* __restrict__ x, float* __restrict__ y, size_t n,
-                          StencilWeights w, int radius, int boundary) {
+                          const __grid_constant__ StencilWeights w, int radius, int boundary) {
     const size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i >= n) return;
     float acc = 0.0f;
