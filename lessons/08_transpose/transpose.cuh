@@ -29,15 +29,15 @@
 extern "C" cudaError_t transpose(const float* in, float* out, size_t rows, size_t cols,
                                  cudaStream_t stream);
 
-// ---------------------------------------------------------------- step 6: gather and scatter
+// ---------------------------------------------------------------- steps 6 and 7: gather, scatter
 // `index` holds n entries, each < n (n >= 1, n < 2^32).
 //
-// gather:   out[i] = in[index[i]]          for every i < n
-//           (index may repeat entries: several outputs may read the same input)
+// step 6, gather:   out[i] = in[index[i]]          for every i < n
+//                   (index may repeat entries: several outputs may read the same input)
 extern "C" cudaError_t gather(const float* in, const unsigned int* index, float* out, size_t n,
                               cudaStream_t stream);
 
-// scatter:  out[index[i]] = in[i]          for every i < n
-//           (index is a permutation of 0 .. n-1: every output is written exactly once)
+// step 7, scatter:  out[index[i]] = in[i]          for every i < n
+//                   (index is a permutation of 0 .. n-1: every output is written exactly once)
 extern "C" cudaError_t scatter(const float* in, const unsigned int* index, float* out, size_t n,
                                cudaStream_t stream);

@@ -1,31 +1,30 @@
-// Lesson 08, step 6 — gather and scatter through an index array (solution).
+// Lesson 08, step 6 — a gather through an index array (solution).
 //
-// Teaches: what irregular addresses cost. Steps 1 and 2 were a scatter (coalesced reads,
-// writes far apart) and a gather (reads far apart, coalesced writes) with a regular stride.
-// Here the addresses come from data:
+// Teaches: what irregular addresses cost when they are on the read side. Steps 1 and 2 were a
+// scatter (coalesced reads, writes far apart) and a gather (reads far apart, coalesced writes)
+// with a regular stride. Here the read addresses come from data:
 //
 //     gather:   out[i] = in[index[i]]         reads wherever index points, writes in order
-//     scatter:  out[index[i]] = in[i]         reads in order, writes wherever index points
 //
-// The kernels are as simple as lesson 01's: the work is the same for every index array, and
-// the time is decided by where the indices point. The checker times three of them:
-//   - identity (index[i] = i): both turn into a copy;
+// The kernel is as simple as lesson 01's: the work is the same for every index array, and the
+// time is decided by where the indices point. The checker times three of them:
+//   - identity (index[i] = i): a copy, plus the index array;
 //   - a shuffle within windows of 1024 elements (4 KiB): every warp's 32 addresses fall in the
 //     same 4 KiB, so the sectors they touch are reused by the warps around them;
 //   - a permutation spread over the whole array: every element costs its own 32-byte sector,
-//     8x the bytes a coalesced access moves for it. For a gather those are reads; for a
-//     scatter, partial-sector writes, which the L2 must merge with what memory holds.
+//     8x the bytes a coalesced read moves for it.
+// Step 7 does the same with the irregular side on the writes.
 //
-// Check:  ./cudalings check 08_transpose/06_gather_scatter
-// Stuck:  ./cudalings hint 08_transpose/06_gather_scatter
+// Check:  ./cudalings check 08_transpose/06_gather
+// Stuck:  ./cudalings hint 08_transpose/06_gather
 
 #include "transpose.cuh"
 
 constexpr unsigned int kBlockSize = 256;
 
-// Whole packs of 4 elements: the index and the in-order side move as uint4 / float4 (16 bytes
-// per access, lesson 01 step 3), the irregular side as four scalars. The last n % 4 elements
-// are done by the first threads of the grid.
+// Whole packs of 4 elements: the index and the output move as uint4 / float4 (16 bytes per
+// access, lesson 01 step 3), the irregular reads as four scalars. The last n % 4 elements are
+// done by the first threads of the grid.
 __global__ void __launch_bounds__(kBlockSize)
     gather_kernel(const float* __restrict__ in, const unsigned int* __restrict__ index,
                   float* __restrict__ out, size_t n) {
@@ -42,30 +41,6 @@ __global__ void __launch_bounds__(kBlockSize)
     }
     const size_t t = 4 * n4 + tid;
     if (t < n) out[t] = in[index[t]];
-}
-
-__global__ void __launch_bounds__(kBlockSize)
-    scatter_kernel(const float* __restrict__ in, const unsigned int* __restrict__ index,
-                   float* __restrict__ out, size_t n) {
-    const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-    const uint4* index4 = reinterpret_cast<const uint4*>(index);
-    const float4* in4 = reinterpret_cast<const float4*>(in);
-
-    const size_t n4 = n / 4;
-    for (size_t i = tid; i < n4; i += stride) {
-        const uint4 k = index4[i];
-        const float4 v = in4[i];
-        // Four stores to wherever the indices point. index is a permutation, so no two
-        // threads write the same element and no atomics are needed (a histogram is the scatter
-        // where they are: lesson 06).
-        out[k.x] = v.x;
-        out[k.y] = v.y;
-        out[k.z] = v.z;
-        out[k.w] = v.w;
-    }
-    const size_t t = 4 * n4 + tid;
-    if (t < n) out[index[t]] = in[t];
 }
 
 // One full wave of blocks, at most one block per 256 packs (lesson 01, step 3).
@@ -92,14 +67,5 @@ extern "C" cudaError_t gather(const float* in, const unsigned int* index, float*
     const cudaError_t err = one_wave(n, &grid);
     if (err != cudaSuccess) return err;
     gather_kernel<<<grid, kBlockSize, 0, stream>>>(in, index, out, n);
-    return cudaGetLastError();
-}
-
-extern "C" cudaError_t scatter(const float* in, const unsigned int* index, float* out, size_t n,
-                               cudaStream_t stream) {
-    unsigned int grid = 0;
-    const cudaError_t err = one_wave(n, &grid);
-    if (err != cudaSuccess) return err;
-    scatter_kernel<<<grid, kBlockSize, 0, stream>>>(in, index, out, n);
     return cudaGetLastError();
 }
