@@ -9,12 +9,13 @@
 //
 // Transpose shapes. Small shapes (up to 2^16 elements, so the emulator runs them all): one
 // element, one row and one column (1×N, N×1), sides around one 32-wide tile (31×33, 33×31,
-// 32×32, 63×65), a block's worth (255×257), and thin shapes whose short side is not a multiple
-// of anything (1000×3, 3×1000, 15×4097). Large shapes (the GPU): 2^22×4, whose 131,072 rows of
-// 32-row tiles are more than gridDim.y allows (a 2-D grid with tile rows on y fails to launch),
-// 4×2^22, 1025×1023, 4097×31, 17×4097, 8192×32768 and 32768×8192 (rows and cols swapped
-// anywhere shows), and the timed 16384×16384. Under emulation the first large shape runs
-// halved to 16384×4.
+// 32×32, 63×65), a block's worth (255×257), thin shapes whose short side is not a multiple of
+// anything (1000×3, 3×1000, 15×4097), and shapes whose sides are multiples of 4 but not of 32 or
+// 64 (4×4, 4×1000, 68×36, 252×260: a float4 path with partial tiles). Large shapes (the GPU):
+// 2^22×4, whose 131,072 rows of 32-row tiles are more than gridDim.y allows (a 2-D grid with
+// tile rows on y fails to launch), 4×2^22, 1025×1023, 4097×31, 17×4097, 8192×32768 and
+// 32768×8192 (rows and cols swapped anywhere shows), and the timed 16384×16384. Under emulation
+// the first large shape runs halved to 16384×4.
 //
 // Values: where both sides are at most 4096, the coordinate distribution (element (r, c) holds
 // r·4096 + c, exactly), so a wrong element says where it came from ("out(5, 3) holds in(5, 3):
@@ -153,6 +154,11 @@ class Transpose : public Problem {
         add(3, 1000, kSpecials);
         add(15, 4097, kSpecials);
         add(4097, 15, kSpecials);
+        // both sides multiples of 4 (a float4 path), tiles of 32 and 64 partial
+        add(4, 4, kCoordinates);
+        add(4, 1000, kSpecials);
+        add(68, 36, kCoordinates);
+        add(252, 260, kSpecials);
         // large (the GPU; the first runs halved under emulation)
         const u64 k22 = u64{1} << 22;
         add(k22, 4, kSpecials);
