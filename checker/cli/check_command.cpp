@@ -7,6 +7,7 @@
 
 #include "../core/hash.h"
 #include "../core/report.h"
+#include "../core/sandbox.h"
 #include "../core/verdict.h"
 #include "cli.h"
 
@@ -66,6 +67,15 @@ int cmd_check(const Options& o) {
 #if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
     options.emulate_without_gpu = !o.no_emulate;
 #endif
+    // --sandbox: the same sealed runs as grading (checker/core/sandbox.h).
+    if (o.sandbox) {
+        std::string why;
+        options.sandbox = open_sandbox({}, why);
+        if (!options.sandbox) {
+            std::cerr << "cudalings: no sandbox here: " << why << "\n";
+            return exit_code::usage;
+        }
+    }
     Checker checker(paths, m, options);
     bool tty_progress = !o.json && ::isatty(2);
     if (tty_progress)
@@ -159,6 +169,9 @@ Command add_check_command(CLI::App& app, Options& o) {
     check->add_flag(
         "--sanitize", o.sanitize,
         "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
+    check->add_flag("--sandbox", o.sandbox,
+                    "run the step's build and code in the bubblewrap sandbox grading uses "
+                    "(CUDALINGS_BWRAP names bwrap when it is not on PATH)");
     check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
         ->check(CLI::PositiveNumber);
     check

@@ -33,6 +33,7 @@ struct Options {
     double case_timeout = 20;
     std::string seed;
     std::string step;
+    bool sandbox = false;  // check --sandbox: the learner's code in the grading sandbox
 };
 
 // A subcommand: its CLI11 object (set when it was given) and what runs it.
@@ -58,5 +59,6 @@ Command add_list_command(CLI::App& app, Options& o);
 Command add_hint_command(CLI::App& app, Options& o);
 Command add_check_command(CLI::App& app, Options& o);
 Command add_grade_command(CLI::App& app, Options& o);
+Command add_dev_command(CLI::App& app, Options& o);
 
 }  // namespace cudalings::cli

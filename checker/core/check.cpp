@@ -21,6 +21,7 @@
 #include "hash.h"
 #include "policy.h"
 #include "protocol.h"
+#include "sandbox.h"
 #include "sanitize.h"
 #include "stats.h"
 #include "supervise.h"
@@ -72,14 +73,16 @@ std::vector<json> parse_events(const std::string& channel, const unsigned char k
     return events;
 }
 
-// Starts the runner with a fresh key and returns its authenticated events.
+// Starts the runner with a fresh key and returns its authenticated events. With a sandbox
+// (sandbox.h), the runner runs inside it and sees what `view` names.
 ChildResult run_runner(const std::vector<std::string>& argv, ChildOptions options,
-                       std::vector<json>& events, int* forged = nullptr) {
+                       std::vector<json>& events, int* forged = nullptr,
+                       const Sandbox* sandbox = nullptr, const SandboxView& view = {}) {
     unsigned char key[16];
     random_key(key);
     options.result_channel = true;
     options.secret = key_to_hex(key);
-    auto child = run_supervised(argv, options);
+    auto child = run_contained(sandbox, argv, options, view);
     events = parse_events(child.channel.head, key, forged);
     return child;
 }
@@ -118,11 +121,38 @@ std::string describe_end(const ChildResult& child, double idle_seconds) {
            ") in the middle of the case";
 }
 
+// A build's children (nvcc, the preprocessor, the emulator's compiler) may use this much host
+// memory: enough for any real step, and an endless #include stops here, not in the machine's
+// swap.
+constexpr std::size_t kBuildMemoryLimit = std::size_t{4} << 30;
+
+// sandbox: what a build of `source` sees: its include directories, the file itself, the tools'
+// installations, and `work`, the only place it writes.
+SandboxView build_view(const std::vector<std::string>& include_dirs, const std::string& source,
+                       const std::string& work, const std::vector<std::string>& tools) {
+    SandboxView view;
+    view.read_only = include_dirs;
+    view.read_only.push_back(source);
+    for (const auto& tool : tools) view.read_only.push_back(install_root(tool));
+    view.writable = {work};
+    return view;
+}
+
+// The time `seconds` from now, and the seconds left until such a time (at least one).
+Clock::time_point after_seconds(double seconds) {
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+double seconds_until(Clock::time_point deadline) {
+    return std::max(1.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+}
+
 // Preprocess the file twice (the device pass and the host pass: code can hide behind
 // __CUDA_ARCH__), both at once, and screen both. A file that does not preprocess is left to
 // the build.
 std::optional<PolicyViolation> screen_file(const CompileRequest& request, const PolicyRules& rules,
-                                           const std::string& scratch) {
+                                           const std::string& scratch, double seconds,
+                                           const Sandbox* sandbox, const SandboxView& view) {
     auto pass = [&](bool host) -> std::optional<PolicyViolation> {
         std::string out = scratch + (host ? ".host.ii" : ".device.ii");
         auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
@@ -131,12 +161,17 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
                        (request.arch.empty() ? std::string(kCompileOnlyArch) : request.arch));
         if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
         ChildOptions o;
-        o.wall_seconds = 60;
-        auto child = run_supervised(cmd, o);
+        o.wall_seconds = seconds;  // the build's own limit: it runs beside the build
+        o.memory_limit = kBuildMemoryLimit;
+        auto child = run_contained(sandbox, cmd, o, view);
         bool ok = false;
         std::string text = read_file(out, &ok);
         std::error_code ec;
         fs::remove(out, ec);
+        // An include that is not there may still have aimed at the solutions (in a sandbox they
+        // are not there to be found).
+        if (child.started && !child.timed_out && !child.exited_ok())
+            return screen_missing_includes(child.err.head, request.include_dirs, rules);
         if (!child.exited_ok() || !ok) return std::nullopt;
         return screen_preprocessed(text, rules);
     };
@@ -147,11 +182,14 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
 }
 
 // The dynamic symbols a built file imports: loading libraries itself is not allowed.
-std::optional<PolicyViolation> screen_imports(const std::string& object) {
+std::optional<PolicyViolation> screen_imports(const std::string& object, double seconds,
+                                              const Sandbox* sandbox) {
     ChildOptions o;
-    o.wall_seconds = 30;
+    o.wall_seconds = seconds;
     o.output_cap = 1 << 20;
-    auto nm = run_supervised({"nm", "-D", "--undefined-only", object}, o);
+    SandboxView view;
+    view.read_only = {object};
+    auto nm = run_contained(sandbox, {"nm", "-D", "--undefined-only", object}, o, view);
     if (!nm.exited_ok()) return std::nullopt;  // no nm here: the source screen still ran
     std::istringstream lines(nm.out.head);
     std::string line;
@@ -299,14 +337,26 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         report.reason = "cannot create " + dir;
         return false;
     }
-    std::string temporary = object + ".tmp." + std::to_string(::getpid());
+    // sandbox: the build writes into a directory of its own (removed with it), the only place
+    // its sandbox may write; the object moves into the cache once it is accepted.
+    PrivateDir work(dir);
+    if (!work.ok()) {
+        report.verdict = Verdict::InternalError;
+        report.reason = "cannot create a build directory in " + dir;
+        return false;
+    }
+    std::string temporary = work.path() + "/" + key + ".so";
     request.output = temporary;
+    const SandboxView view = build_view(request.include_dirs, source, work.path(), {request.nvcc});
+    const Sandbox* sandbox = options_.sandbox.get();
     ChildOptions o;
     o.wall_seconds = options_.compile_seconds;
     o.output_cap = 64 * 1024;
+    o.memory_limit = kBuildMemoryLimit;
     say("compiling " + source);
     if (while_building) while_building(object);
     auto start = Clock::now();
+    const auto build_deadline = after_seconds(options_.compile_seconds);
     // The policy screen reads the preprocessed file (device and host views) while nvcc builds.
     PolicyRules rules;
     rules.forbidden_libraries = step.forbid;
@@ -315,18 +365,21 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     for (const std::string& top : {std::string(CUDALINGS_SOURCE_DIR), paths_.root})
         for (const char* part : {"/checker", "/checks"}) rules.forbidden_dirs.push_back(top + part);
     rules.forbidden_dirs.push_back(paths_.tool_dir);
+    rules.forbidden_dirs.insert(rules.forbidden_dirs.end(), options_.forbidden_dirs.begin(),
+                                options_.forbidden_dirs.end());
     std::optional<PolicyViolation> violation;
     std::atomic<bool> stop_build{false};
     o.cancel = &stop_build;
     std::thread screen([&] {
-        violation = screen_file(request, rules, temporary);
+        violation = screen_file(request, rules, temporary, options_.compile_seconds, sandbox, view);
         if (violation) stop_build = true;  // no need to finish building a rejected file
     });
-    auto child = run_supervised(nvcc_command(request), o);
+    auto child = run_contained(sandbox, nvcc_command(request), o, view);
     screen.join();
     // A library loaded behind the checker's back shows in the built file's imports, however
-    // the source spelled it (asm labels, strings).
-    if (!violation && child.exited_ok()) violation = screen_imports(temporary);
+    // the source spelled it (asm labels, strings). It counts against the build's time limit.
+    if (!violation && child.exited_ok())
+        violation = screen_imports(temporary, seconds_until(build_deadline), sandbox);
     report.compile_seconds = seconds_since(start);
     // A build that does not become the cached object leaves no file behind.
     const auto discard = [&temporary] {
@@ -403,6 +456,49 @@ std::string Checker::lesson_checks(const LessonInfo& lesson, bool emulated, bool
                                  emulated, baselines);
     if (!b.error.empty()) *error = b.error;
     return b.object;
+}
+
+ChecksContents Checker::inspect_checks(const LessonInfo& lesson) {
+    ChecksContents out;
+    auto list = [&](const std::string& runner, const std::string& checks,
+                    const std::string& baselines) -> std::optional<ChecksListing> {
+        std::vector<std::string> argv{runner, "list", "--checks", checks};
+        if (!baselines.empty()) argv.insert(argv.end(), {"--baselines", baselines});
+        ChildOptions o;
+        o.wall_seconds = 60;
+        std::vector<json> events;
+        const auto child = run_runner(argv, o, events);
+        for (const auto& e : events) {
+            if (e.value("event", "") == ChecksListing::kEvent) return e.get<ChecksListing>();
+            if (e.value("event", "") == "internal_error") out.error = e.get<MessageEvent>().message;
+        }
+        if (out.error.empty())
+            out.error = "cannot list the lesson's checks: " + describe_end(child, 0);
+        return std::nullopt;
+    };
+    std::string error;
+    const std::string emulated = lesson_checks(lesson, true, false, &error);
+    const std::string gpu = emulated.empty() ? "" : lesson_checks(lesson, false, false, &error);
+    const bool has_baselines =
+        ::access((paths_.checks_dir(lesson) + "/baselines.cu").c_str(), R_OK) == 0;
+    const std::string baselines =
+        gpu.empty() || !has_baselines ? "" : lesson_checks(lesson, false, true, &error);
+    if (gpu.empty() || (has_baselines && baselines.empty())) {
+        out.error = error;
+        return out;
+    }
+    const auto on_emulator = list(emulated_runner(), emulated, "");
+    const auto on_gpu = on_emulator ? list(paths_.runner(), gpu, baselines) : std::nullopt;
+    if (!on_emulator || !on_gpu) return out;
+    for (const auto& p : on_emulator->problems) out.problems.push_back(p.name);
+    std::vector<std::string> gpu_problems;
+    for (const auto& p : on_gpu->problems) gpu_problems.push_back(p.name);
+    if (gpu_problems != out.problems)
+        out.error =
+            "the lesson's checks define other problems for the GPU than for the emulator "
+            "(#ifdef in checks.cu? library code belongs in baselines.cu)";
+    out.baselines = on_gpu->baselines;
+    return out;
 }
 
 std::string Checker::emulated_runner() const { return paths_.tool_dir + "/cudalings-runner-emu"; }
@@ -538,7 +634,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         if (child_index == 0 && first && first->valid())
             r = first->get();  // started during the build, with these same arguments
         else
-            r.child = run_runner(argv, runner_options(), r.events, &r.forged);
+            r.child = run_runner(argv, runner_options(), r.events, &r.forged,
+                                 options_.sandbox.get(), runner_view(argv, !emulating_));
         const ChildResult& child = r.child;
         forged_lines += r.forged;
         if (!child.started) {
@@ -672,7 +769,9 @@ void Checker::sanitize(const LessonInfo& lesson, const StepInfo& step, const std
         o.channel_idle_seconds = 4 * options_.case_idle_seconds;  // the tools are slow
         o.output_cap = 256 * 1024;
         std::vector<json> events;
-        auto child = run_runner(sanitizer_command(sanitizer, tool, program), o, events);
+        auto command = sanitizer_command(sanitizer, tool, program);
+        auto child = run_runner(command, o, events, nullptr, options_.sandbox.get(),
+                                runner_view(command, true));
         if (!child.started) {
             report.sanitizer_note = "cannot run compute-sanitizer: " + child.start_error;
             return;
@@ -721,9 +820,14 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         auto argv = runner_argv(lesson, step, checks, built_object, report, 0, true);
         ChildOptions o = runner_options();
         o.hold = hold.get();
-        first = std::async(std::launch::async, [argv, o, hold] {
+        // sandbox: the object does not exist yet when the runner starts, so its directory (the
+        // build cache) is what the sandbox binds; the runner reads the object once released.
+        const Sandbox* sandbox = options_.sandbox.get();
+        SandboxView view = runner_view(argv, true);
+        view.read_only.push_back(fs::path(built_object).parent_path().string());
+        first = std::async(std::launch::async, [argv, o, hold, sandbox, view] {
             RunnerRun r;
-            r.child = run_runner(argv, o, r.events, &r.forged);
+            r.child = run_runner(argv, o, r.events, &r.forged, sandbox, view);
             return r;
         });
     };
@@ -778,17 +882,29 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
             report.reason = "cannot create " + dir;
             return;
         }
-        std::string tmp = dir + "/" + key + "." + std::to_string(::getpid());
+        // sandbox: outputs in a directory of their own; the three commands share one limit.
+        PrivateDir work(dir);
+        if (!work.ok()) {
+            report.verdict = Verdict::InternalError;
+            report.reason = "cannot create a build directory in " + dir;
+            return;
+        }
+        std::string tmp = work.path() + "/" + key;
         b.rewritten = tmp + ".cpp";
         b.object = tmp + ".o";
         std::string final_output = b.output;
         b.output = tmp + ".so";
+        SandboxView view = build_view(b.include_dirs, b.source, work.path(), {b.cxx});
+        view.read_only.insert(view.read_only.end(),
+                              {b.rewriter, b.emulator_include, b.cuda_include});
+        const auto deadline = after_seconds(options_.compile_seconds);
         say("building for the CPU emulator");
         for (const auto& cmd : emulated_build_commands(b)) {
             ChildOptions o;
-            o.wall_seconds = options_.compile_seconds;
+            o.wall_seconds = seconds_until(deadline);
             o.output_cap = 16 * 1024;
-            auto child = run_supervised(cmd, o);
+            o.memory_limit = kBuildMemoryLimit;
+            auto child = run_contained(options_.sandbox.get(), cmd, o, view);
             if (!child.exited_ok()) {
                 Diagnostic first =
                     first_error(parse_compiler_output(child.err.head + child.out.head));

@@ -31,8 +31,12 @@ struct CoursePaths {
     std::string step_file(const LessonInfo& l, const StepInfo& s, bool solution) const;
     // The lesson's checks (lesson.json, checks.cu, baselines.cu, fixtures/): the course's own,
     // or, when grading submissions, the instructor's copy.
+    std::string checks_root;  // where checks/ is when not beside the lessons (a graded copy)
     std::string checks_dir(const LessonInfo& l) const {
-        return (include_root.empty() ? root : include_root) + "/checks/" + l.id;
+        return (!checks_root.empty()    ? checks_root
+                : include_root.empty() ? root
+                                       : include_root) +
+               "/checks/" + l.id;
     }
     std::string reference_object(const LessonInfo& l, const StepInfo& s) const;
     std::string runner() const { return tool_dir + "/cudalings-runner"; }

@@ -154,6 +154,44 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
     return std::nullopt;
 }
 
+std::optional<PolicyViolation> screen_missing_includes(std::string_view diagnostics,
+                                                       const std::vector<std::string>& include_dirs,
+                                                       const PolicyRules& rules) {
+    // gcc's preprocessor: FILE:LINE:COL: fatal error: NAME: No such file or directory
+    const std::string marker = ": fatal error: ";
+    const std::string missing = ": No such file or directory";
+    const std::vector<std::string> forbidden_dirs = normal_all(rules.forbidden_dirs);
+    std::istringstream lines{std::string(diagnostics)};
+    std::string line;
+    while (std::getline(lines, line)) {
+        auto at = line.find(marker);
+        if (at == std::string::npos || line.size() < missing.size() ||
+            line.compare(line.size() - missing.size(), missing.size(), missing) != 0)
+            continue;
+        std::string name =
+            line.substr(at + marker.size(), line.size() - missing.size() - at - marker.size());
+        std::string includer = line.substr(0, at);
+        for (int i = 0; i < 2; ++i) includer = includer.substr(0, includer.rfind(':'));
+        std::vector<fs::path> candidates;
+        if (fs::path(name).is_absolute()) {
+            candidates.push_back(name);
+        } else {
+            candidates.push_back(fs::path(includer).parent_path() / name);
+            for (const auto& dir : include_dirs) candidates.push_back(fs::path(dir) / name);
+        }
+        for (const auto& candidate : candidates) {
+            std::string resolved = normal(candidate.lexically_normal().string());
+            for (const auto& dir : forbidden_dirs)
+                if (under(resolved, dir))
+                    return PolicyViolation{"no-foreign-files",
+                                           "the file includes " + name +
+                                               ", which belongs to the course's solutions or the "
+                                               "checker"};
+        }
+    }
+    return std::nullopt;
+}
+
 std::vector<std::string> preprocess_command(const std::string& nvcc, const std::string& source,
                                             const std::vector<std::string>& include_dirs,
                                             const std::string& output) {

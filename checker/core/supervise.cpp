@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <sys/stat.h>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -69,7 +70,7 @@ class MemoryCgroup {
         if (!dir_.empty()) ::rmdir(dir_.c_str());
     }
     bool create(std::size_t limit) {
-        static int counter = 0;
+        static std::atomic<int> counter{0};  // builds and screens start children from threads
         std::string own_v1, own_v2;
         std::ifstream self("/proc/self/cgroup");
         std::string line;
