@@ -1,0 +1,77 @@
+// Lesson 09, step 2 — a shared-memory tile with a halo.
+//
+// Teaches: the halo layout, and that shared memory is not automatically faster. Each block
+// of 256 threads copies its 256 inputs plus R more on each side (the halo) into shared
+// memory, once, then computes all 256 outputs from there:
+//
+//     shared s:  [ R halo cells | 256 cells of the block | R halo cells ]
+//                  x[b0 - R ..]   x[b0 .. b0 + 255]        x[b0 + 256 ..]
+//
+// load() (step 1's) and the launcher are given. Time it at radius 1 and at radius 8 against
+// step 1. Read "Step 2" in lessons/09_stencil/README.md first.
+//
+// Check:  ./cudalings check 09_stencil/02_shared_halo
+// Stuck:  ./cudalings hint 09_stencil/02_shared_halo
+//
+// As given, this file compiles and runs but writes nothing, so every test fails.
+
+#include "stencil.cuh"
+
+constexpr unsigned int kBlockSize = 256;
+
+// x[i] for any position i, inside [0, n) or not, by the boundary rule. i is signed: windows
+// reach below 0.
+__device__ __forceinline__ float load(const float* __restrict__ x, long long i, size_t n,
+                                      int boundary) {
+    const long long len = static_cast<long long>(n);
+    if (i >= 0 && i < len) return x[i];  // the common case: one compare pair, one load
+    if (boundary == kZero) return 0.0f;
+    if (boundary == kClamp) return x[i < 0 ? 0 : len - 1];
+    // kWrap: C++'s % keeps the sign of i (-1 % 5 == -1), so add len and take % again. Adding len
+    // once (i + len) is not enough: with n = 3 and a halo of 8, i = -8 + 3 is still negative.
+    return x[((i % len) + len) % len];
+}
+
+__global__ void __launch_bounds__(kBlockSize)
+    stencil_shared_kernel(const float* __restrict__ x, float* __restrict__ y, size_t n,
+                          const __grid_constant__ StencilWeights w, int radius, int boundary) {
+    // Room for the largest radius; s[radius + t] will hold x[b0 + t].
+    __shared__ float s[kBlockSize + 2 * kMaxRadius];
+    const unsigned int t = threadIdx.x;
+    const long long b0 = static_cast<long long>(blockIdx.x) * kBlockSize;
+    const long long i = b0 + t;
+
+    // TODO(1 of 2, ~6 lines): fill the tile and its halo, then wait for everyone.
+    //   - every thread, even one past n: s[radius + t] = load(x, i, n, boundary);
+    //   - the first `radius` threads (t < radius) also load one cell on each side:
+    //         s[t] = load(x, b0 - radius + t, ...);  s[radius + kBlockSize + t] = load(x,
+    //         b0 + kBlockSize + t, ...);
+    //   - __syncthreads(). No thread may return before it, not even one past n.
+
+    // TODO(2 of 2, ~5 lines): if i < n, y[i] = the sum over j = -radius .. radius of
+    //   w.w[radius + j] * s[radius + t + j].
+    //   Delete the (void) line when you are done.
+    (void)x, (void)y, (void)n, (void)w, (void)boundary, (void)i, (void)&s;
+}
+
+extern "C" cudaError_t stencil_1d(const float* in, float* out, size_t n, const float* weights,
+                                  int radius, int boundary, int steps, void* workspace,
+                                  size_t workspace_bytes, cudaStream_t stream) {
+    if (!stencil_arguments_valid(n, weights, radius, boundary, steps, workspace, workspace_bytes))
+        return cudaErrorInvalidValue;
+    const StencilWeights w = stencil_weights(weights, radius);  // host -> kernel argument
+    const unsigned int grid = static_cast<unsigned int>((n + kBlockSize - 1) / kBlockSize);
+
+    // `steps` launches. A step cannot write the array it reads (a thread would read a neighbour
+    // that another thread already overwrote), so they alternate between two arrays. The last
+    // one must write `out`: counting back from it, the targets are out, workspace, out, ...
+    // The end of a kernel is the grid-wide barrier between two time steps.
+    float* scratch = static_cast<float*>(workspace);
+    const float* src = in;
+    for (int s = 0; s < steps; ++s) {
+        float* dst = (steps - 1 - s) % 2 == 0 ? out : scratch;
+        stencil_shared_kernel<<<grid, kBlockSize, 0, stream>>>(src, dst, n, w, radius, boundary);
+        src = dst;
+    }
+    return cudaGetLastError();
+}

@@ -1,0 +1,56 @@
+// Lesson 08, step 1 — the naive transpose, walking the input's rows (solution).
+//
+// Teaches: a 2-D problem on a grid of tiles, and what a strided store costs. Each block owns a
+// 32 x 32 tile of the input; its 32 x 8 threads walk the tile's rows, four rows per thread:
+//
+//     out[c * rows + r] = in[r * cols + c]
+//
+// Neighbouring lanes have neighbouring c, so a warp *reads* 32 consecutive floats (128 bytes,
+// one request of 4 sectors) and *writes* 32 floats that lie `rows` floats apart: 32 separate
+// sectors, each written 4 bytes at a time. This is the scatter form of a transpose.
+//
+// Check:  ./cudalings check 08_transpose/01_naive_rows
+// Stuck:  ./cudalings hint 08_transpose/01_naive_rows
+
+#include "transpose.cuh"
+
+constexpr unsigned int kTile = 32;      // a block owns a kTile x kTile tile of the input
+constexpr unsigned int kBlockRows = 8;  // the block is kTile x kBlockRows threads ...
+constexpr unsigned int kRowsPerThread = kTile / kBlockRows;  // ... so each thread does 4 rows
+
+__global__ void __launch_bounds__(kTile* kBlockRows)
+    transpose_naive_rows_kernel(const float* __restrict__ in, float* __restrict__ out, size_t rows,
+                                size_t cols, unsigned int tiles_across) {
+    // The grid is one-dimensional: block b owns tile (b / tiles_across, b % tiles_across), the
+    // tiles numbered row by row. (Why not a 2-D grid: see the launcher.)
+    const unsigned int tile_row = blockIdx.x / tiles_across;
+    const unsigned int tile_col = blockIdx.x % tiles_across;
+
+    // size_t, as in every lesson: with int, r * cols would overflow from 2^31 elements (8 GiB).
+    const size_t c = static_cast<size_t>(tile_col) * kTile + threadIdx.x;
+    const size_t r0 = static_cast<size_t>(tile_row) * kTile + threadIdx.y;
+    // No barrier in this kernel, so a thread with nothing to do may leave at once.
+    if (c >= cols) return;
+
+#pragma unroll
+    for (unsigned int j = 0; j < kRowsPerThread; ++j) {
+        const size_t r = r0 + j * kBlockRows;
+        // Both bounds: the last tile row and the last tile column are partial unless rows and
+        // cols are multiples of 32. c < cols was tested above.
+        if (r < rows) out[c * rows + r] = in[r * cols + c];
+    }
+}
+
+extern "C" cudaError_t transpose(const float* in, float* out, size_t rows, size_t cols,
+                                 cudaStream_t stream) {
+    // A 2-D grid (x over tile columns, y over tile rows) would be the natural shape, but
+    // gridDim.y is limited to 65,535 blocks, and a 2^22 x 4 matrix has 131,072 rows of tiles.
+    // gridDim.x may reach 2^31 - 1, so all tiles go on x and the kernel splits the number.
+    const size_t tiles_across = (cols + kTile - 1) / kTile;
+    const size_t tiles_down = (rows + kTile - 1) / kTile;
+    const dim3 block(kTile, kBlockRows);
+    transpose_naive_rows_kernel<<<static_cast<unsigned int>(tiles_across * tiles_down), block, 0,
+                                  stream>>>(in, out, rows, cols,
+                                            static_cast<unsigned int>(tiles_across));
+    return cudaGetLastError();
+}
