@@ -42,11 +42,36 @@ bool all_of_class(const std::vector<SizeOutcome>& v, bool (*in_class)(std::uint6
     return saw_in && saw_out;
 }
 
+// Every shape in the class fails and every other one passes (and both kinds exist).
+template <typename InClass>
+bool shapes_split(const std::vector<ShapeOutcome>& v, InClass in_class) {
+    bool saw_in = false, saw_out = false;
+    for (const auto& o : v) {
+        const bool in = in_class(o);
+        (in ? saw_in : saw_out) = true;
+        if (in == o.passed) return false;
+    }
+    return saw_in && saw_out;
+}
+
 bool not_multiple(std::uint64_t n, std::uint64_t d) { return n % d != 0; }
 bool at_least(std::uint64_t n, std::uint64_t t) { return n >= t; }
 bool below(std::uint64_t n, std::uint64_t t) { return n < t; }
 
 }  // namespace
+
+std::string shape_pattern_hint(const std::vector<ShapeOutcome>& outcomes, std::uint64_t tile) {
+    if (shapes_split(outcomes, [](const ShapeOutcome& o) { return o.rows != o.cols; }))
+        return "Only the non-square shapes fail: rows and cols are swapped somewhere (a row "
+               "length, a count of tiles across, a bound).";
+    if (shapes_split(outcomes, [&](const ShapeOutcome& o) {
+            return o.rows % tile != 0 || o.cols % tile != 0;
+        }))
+        return "Only shapes with a side that is not a multiple of " + std::to_string(tile) +
+               " fail: the partial tiles along the edges (a bounds test missing, or one phase "
+               "testing another phase's bounds).";
+    return {};
+}
 
 std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uint64_t block) {
     if (std::none_of(outcomes.begin(), outcomes.end(), [](auto& o) { return !o.passed; }))

@@ -29,6 +29,14 @@ struct SizeOutcome {
 // the rounded-up grid." Empty when there is no clear pattern (or nothing failed).
 std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uint64_t block = 256);
 
+// The same for 2-D shapes (rows × cols): "Only the non-square shapes fail", "Only shapes with a
+// side that is not a multiple of 32 fail". Empty when there is no clear pattern.
+struct ShapeOutcome {
+    std::uint64_t rows = 0, cols = 0;
+    bool passed = false;
+};
+std::string shape_pattern_hint(const std::vector<ShapeOutcome>& outcomes, std::uint64_t tile = 32);
+
 // What the mismatches of one failing case look like, in a sentence:
 // nothing written, only the tail unwritten, every element wrong, ...
 struct MismatchShape {

@@ -68,12 +68,18 @@ void conclude(StepReport& r) {
     Verdict verdict = Verdict::Pass;
     bool only_wrong = true;
     std::vector<SizeOutcome> sizes;
+    std::vector<ShapeOutcome> shapes;
     for (const auto& c : r.cases) {
         if (c.verdict != Verdict::Skipped) verdict = worst(verdict, c.verdict);
         if (c.verdict != Verdict::Pass && c.verdict != Verdict::Wrong) only_wrong = false;
         sizes.push_back({c.n, c.verdict == Verdict::Pass});
+        if (c.cols) shapes.push_back({c.rows, c.cols, c.verdict == Verdict::Pass});
     }
-    if (only_wrong) r.pattern = size_pattern_hint(sizes);
+    // 2-D cases: patterns of shapes (a size pattern of rows · cols would mislead).
+    if (only_wrong)
+        r.pattern = shapes.empty()                  ? size_pattern_hint(sizes)
+                    : shapes.size() == sizes.size() ? shape_pattern_hint(shapes)
+                                                    : std::string();
     r.reason.clear();
     if (verdict != Verdict::Pass) {
         for (const auto& c : r.cases)

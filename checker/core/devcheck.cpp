@@ -66,7 +66,8 @@ void check_fixtures(const std::string& root, const LessonInfo& lesson,
         std::ifstream in(file);
         std::string line, expect;
         auto bad = [&](const std::string& why) { found.push_back({"fixtures", rel, why}); };
-        while (std::getline(in, line)) {
+        // The header is the comment block the file starts with.
+        while (std::getline(in, line) && line.rfind("//", 0) == 0) {
             std::smatch m;
             if (!std::regex_match(line, m, key_line)) continue;
             const std::string key = m[1], value = m[2];

@@ -36,7 +36,8 @@ struct CaseResult {
     int index = 0;
     std::string name;  // "n=33, uniform in [-1, 1)"
     std::uint64_t n = 0;
-    std::string size;  // how the case's size reads: "n=2^20+3", "31×33"
+    std::string size;                  // how the case's size reads: "n=2^20+3", "31×33"
+    std::uint64_t rows = 0, cols = 0;  // a 2-D case's shape (0 for 1-D cases)
     Verdict verdict = Verdict::Skipped;
     std::string reason;  // sub-reason: "values", "unwritten output", the CUDA error
     std::string detail;  // one sentence or more for the learner
@@ -157,8 +158,8 @@ struct ChecksListing {
 #define CUDALINGS_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
 CUDALINGS_JSON(Mismatch, index, got, expected)
 CUDALINGS_JSON(EmulatorFinding, kind, severity, file, line, message, detail, count)
-CUDALINGS_JSON(CaseResult, index, name, n, size, verdict, reason, detail, tolerance, checked, wrong,
-               unwritten, first_wrong, last_wrong, first, emulator)
+CUDALINGS_JSON(CaseResult, index, name, n, size, rows, cols, verdict, reason, detail, tolerance,
+               checked, wrong, unwritten, first_wrong, last_wrong, first, emulator)
 CUDALINGS_JSON(TimingSide, present, median_us, p25_us, p75_us, min_us, samples, stop)
 CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, learner, reference, note,
                verified, failed_sample, failure, outside_stream, refreshed, host_median_us,

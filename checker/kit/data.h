@@ -1,5 +1,5 @@
 // The lesson kit: the buffers a problem hands to a step. Inputs are generated (counter-based, so
-// they can prove they were not modified) and sized exactly, with a guard zone after them;
+// they can prove they were not modified) and sized exactly, with guard zones around them;
 // outputs and workspaces are poisoned before every call and fenced by guard zones on both sides.
 // Every buffer registers itself with its problem: the driver poisons, checks and regenerates
 // them all, so a lesson never writes that sequence itself.
@@ -149,7 +149,8 @@ class Input : public Buffer {
         : Buffer(owner, std::move(name)),
           n_(n),
           stream_(detail::next_input_stream(owner)),
-          mem_(n * sizeof(T) ? n * sizeof(T) : 1, 0, detail::exact_inputs(owner) ? 0 : kBackGuard) {
+          mem_(n * sizeof(T) ? n * sizeof(T) : 1, detail::exact_inputs(owner) ? 0 : kFrontGuard,
+               detail::exact_inputs(owner) ? 0 : kBackGuard) {
         fill_ = [gen](T* data, u64 count, u64 base, cudaStream_t s) {
             KIT_LAUNCH(detail::generate_kernel, detail::grid_for(count), 256, 0, s, data, count,
                        gen, base);

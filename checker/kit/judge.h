@@ -215,6 +215,10 @@ struct Outcome {
     std::string tolerance;  // how close is close enough, and why
     Comparison cmp;         // the comparison the mismatches shown come from
     bool pass() const { return status == Status::Pass; }
+    // Adds a sentence to the detail (a lesson's own diagnosis); nothing for an empty one.
+    void explain(const std::string& sentence) {
+        if (!sentence.empty()) detail += (detail.empty() ? "" : " ") + sentence;
+    }
 };
 
 // The outcome of one compared output: pass, or WRONG with the mismatches described in words

@@ -20,7 +20,7 @@ kit::Outcome guard_outcome(const kit::Buffer& b, const kit::GuardHit& g) {
     o.detail = plural(g.bytes, "guard byte") + " " + side + " " + b.name() + " changed, " +
                std::to_string(g.nearest) + " to " + std::to_string(g.farthest) + " bytes " +
                (g.before ? "before its start" : "past its end") +
-               (b.is_input() ? ": a write past the end of an input (inputs are read-only)."
+               (b.is_input() ? ": a write outside an input (inputs are read-only)."
                              : ": a write outside the array (check the bounds test).");
     if (!b.overrun_advice().empty()) o.detail += " " + b.overrun_advice();
     return o;
@@ -153,6 +153,8 @@ CaseResult Driver::run_case(int index, const kit::Case& c, void* fn, kit::u64 se
     r.name = c.label();
     r.n = c.n();
     r.size = c.shape.text();
+    r.rows = c.shape.two_d ? c.shape.rows : 0;
+    r.cols = c.shape.two_d ? c.shape.cols : 0;
     kit::Setup setup;
     setup.stream = stream_;
     setup.seed = seed;

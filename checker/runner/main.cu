@@ -255,6 +255,8 @@ int check(const CheckArgs& args) {
         result.name = c.label();
         result.n = c.n();
         result.size = c.shape.text();
+        result.rows = c.shape.two_d ? c.shape.rows : 0;
+        result.cols = c.shape.two_d ? c.shape.cols : 0;
         bool stop = false;
         try {
             result = driver.run_case(static_cast<int>(i), c, fn, args.seed, args.exact_inputs);

@@ -112,12 +112,6 @@ struct Copied {  // out[i] = in[i]: a copy, not a transpose
     __host__ __device__ Want operator()(u64 i) const { return Want::exactly_as(in[i]); }
 };
 
-// Appends a sentence to an outcome's detail.
-void say(Outcome& o, const std::string& words) {
-    if (words.empty()) return;
-    o.detail += (o.detail.empty() ? "" : " ") + words;
-}
-
 std::string at(u64 row, u64 col, const char* matrix) {
     return std::string(matrix) + "(" + std::to_string(row) + ", " + std::to_string(col) + ")";
 }
@@ -196,10 +190,10 @@ class Transpose : public Problem {
             compare(out_.get(), n(), Transposed{in_, rows(), cols()}, stream()), kBitExact);
         if (o.pass()) return o;
         o.detail = where_wrong(o.cmp);
-        say(o, where_from(o.cmp));
-        say(o, in_partial_tiles(o.cmp));
+        o.explain(where_from(o.cmp));
+        o.explain(in_partial_tiles(o.cmp));
         if (rows() != cols())
-            say(o,
+            o.explain(
                 "This matrix is not square: if the square shapes pass, rows and cols are "
                 "swapped somewhere (the output has rows columns: out[c * rows + r]; a row of "
                 "the input is ceil(cols / 32) tiles across).");
@@ -458,7 +452,7 @@ class Gather : public IndexProblem {
         Outcome o = judge_values(gathered(), kBitExact);
         if (o.pass() || pattern() == kRepeats || pattern() == kIdentity) return o;
         if (scattered().wrong == 0)
-            say(o,
+            o.explain(
                 "Every element is where a scatter puts it: out[index[i]] = in[i] is step "
                 "7. A gather reads through the index and writes in order: out[i] = "
                 "in[index[i]].");
@@ -481,7 +475,7 @@ class Scatter : public IndexProblem {
         Outcome o = judge_values(scattered(), kBitExact);
         if (o.pass() || pattern() == kIdentity) return o;
         if (gathered().wrong == 0)
-            say(o,
+            o.explain(
                 "Every element is where a gather puts it: out[i] = in[index[i]] is step "
                 "6. A scatter reads in order and writes where the index points: "
                 "out[index[i]] = in[i] (the two agree only when index is its own "

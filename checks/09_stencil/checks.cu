@@ -45,12 +45,6 @@ constexpr int kTaps = 2 * kMaxRadius + 1;
 
 enum WeightsKind : int { kRandom = 0, kSymmetric = 1, kLaplacian = 2 };
 
-// Appends a sentence to an outcome's detail.
-void say(Outcome& o, const std::string& words) {
-    if (words.empty()) return;
-    o.detail += (o.detail.empty() ? "" : " ") + words;
-}
-
 const char* boundary_text(int b) { return b == kZero ? "zero" : b == kClamp ? "clamp" : "wrap"; }
 
 Case stencil_case(u64 n, Dist d, int radius, int boundary, int steps, int weights = kRandom) {
@@ -256,7 +250,7 @@ class Stencil : public StencilProblem {
         Outcome o = judge_values(expected(radius() * steps() <= 16, steps(), false), tolerance());
         if (o.pass()) return o;
         diagnose(o);
-        say(o, "The weights: " + weights_text() + ".");
+        o.explain("The weights: " + weights_text() + ".");
         return o;
     }
 
@@ -303,14 +297,14 @@ class Stencil : public StencilProblem {
         const bool small = radius() * steps() <= 16;
         const long long reach = static_cast<long long>(radius()) * steps();
         if (steps() > 1 && expected(small, steps() - 1, false).wrong == 0) {
-            say(o, "The output holds the result of " + std::to_string(steps() - 1) +
-                       " time steps, not " + std::to_string(steps()) +
-                       ": the last step's result went elsewhere (with ping-pong buffers, count "
-                       "back from the last step: it must write out).");
+            o.explain("The output holds the result of " + std::to_string(steps() - 1) +
+                      " time steps, not " + std::to_string(steps()) +
+                      ": the last step's result went elsewhere (with ping-pong buffers, count "
+                      "back from the last step: it must write out).");
             return;
         }
         if (!weights_symmetric() && expected(small, steps(), true).wrong == 0) {
-            say(o,
+            o.explain(
                 "The output is right for the weights in reverse order: weights[0] "
                 "multiplies x[i - R] and weights[2R] multiplies x[i + R] (neighbours taken "
                 "from the wrong side).");
@@ -326,11 +320,12 @@ class Stencil : public StencilProblem {
                                     evolved<kMaxRadius * 10>(steps(), false), out_.get(), reach},
                                 stream());
             if (inside.wrong == 0)
-                say(o, "Every wrong element is within radius × steps = " + std::to_string(reach) +
-                           " of an end of the array, and the rest is "
-                           "right: look at the " +
-                           std::string(boundary_text(boundary())) +
-                           " rule, which holds at every time step for the array being read.");
+                o.explain(
+                    "Every wrong element is within radius × steps = " + std::to_string(reach) +
+                    " of an end of the array, and the rest is "
+                    "right: look at the " +
+                    std::string(boundary_text(boundary())) +
+                    " rule, which holds at every time step for the array being read.");
         }
     }
     bool weights_symmetric() const {

@@ -102,7 +102,8 @@ FixtureSpec read_fixture(const std::string& path) {
         if (line.rfind(prefix, 0) == 0) out = line.substr(prefix.size());
     };
     std::string flags, needs, timing;
-    while (std::getline(in, line)) {
+    // The header is the comment block the file starts with; key lines further down are prose.
+    while (std::getline(in, line) && line.rfind("//", 0) == 0) {
         value("expect", spec.expect);
         value("emulated", spec.emulated);
         value("reason", spec.reason);

@@ -56,6 +56,23 @@ TEST_CASE("no pattern when everything passes, everything fails, or failures are 
         size_pattern_hint(outcomes([](std::uint64_t n) { return n != 33 && n != 1000; })).empty());
 }
 
+TEST_CASE("2-D shapes: non-square failures and partial-tile failures are named", "[cases]") {
+    const std::pair<std::uint64_t, std::uint64_t> shapes[] = {
+        {1, 1}, {1, 33}, {33, 1}, {31, 33}, {32, 32}, {64, 64}, {255, 257}, {1u << 22, 4}};
+    auto outcomes2 = [&](auto passes) {
+        std::vector<ShapeOutcome> v;
+        for (auto [r, c] : shapes) v.push_back({r, c, passes(r, c)});
+        return v;
+    };
+    auto square = shape_pattern_hint(outcomes2([](auto r, auto c) { return r == c; }));
+    CHECK(square.find("non-square") != std::string::npos);
+    auto tiles =
+        shape_pattern_hint(outcomes2([](auto r, auto c) { return r % 32 == 0 && c % 32 == 0; }));
+    CHECK(tiles.find("not a multiple of 32") != std::string::npos);
+    CHECK(shape_pattern_hint(outcomes2([](auto, auto) { return true; })).empty());
+    CHECK(shape_pattern_hint(outcomes2([](auto r, auto) { return r != 31; })).empty());
+}
+
 TEST_CASE("mismatch shapes are described in words", "[cases]") {
     CHECK(describe_mismatches({100, 100, 100, 0, 99}).find("Nothing was written") == 0);
     auto tail = describe_mismatches({1000, 232, 232, 768, 999});
