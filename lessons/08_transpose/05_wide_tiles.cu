@@ -3,7 +3,7 @@
 // Teaches: the lessons of 01 and 02 again, on a transpose: bytes in flight and 16-byte
 // accesses. A block of 256 threads owns a 64 x 64 tile:
 //   - load phase: each thread issues four float4 loads (64 bytes) before it stores any of them
-//     into shared memory. A group of 8 lanes reads 128 contiguous bytes of one input row;
+//     into shared memory. A group of 16 lanes reads 256 contiguous bytes of one input row;
 //   - store phase: each thread reads four floats down a column of the tile, packs them into a
 //     float4 and writes 16 bytes of an output row.
 // The tile keeps step 4's padding. Shapes whose sides are not multiples of 4 cannot use
@@ -21,29 +21,30 @@
 // ---------------------------------------------------------------- the float4 path
 constexpr unsigned int kWide = 64;      // a block owns a kWide x kWide tile
 constexpr unsigned int kThreads = 256;  // 1-D blocks
-constexpr unsigned int kGroup = 8;      // lanes per 128-byte row segment (8 x float4)
+constexpr unsigned int kGroup = 16;     // lanes per 256-byte row of the tile (16 x float4)
 constexpr unsigned int kPasses = kWide * kWide / 4 / kThreads;  // 4 float4 per thread per side
 static_assert(kPasses == 4, "the index arithmetic below assumes four passes");
 
-// Pass k of thread t covers tile row (t / 8) + 32 * (k % 2) and float4 column (t % 8) + 8 *
-// (k / 2): the passes cover rows 0..31 and 32..63, left half and right half. The same map is
-// used for the output tile in the store phase.
+// Pass k of thread t covers tile row (t / 16) + 16 * k and float4 column t % 16: 16 lanes read
+// one whole 256-byte row of the tile, a warp two rows, and the four passes cover rows 0..15,
+// 16..31, 32..47 and 48..63. The same map is used for the output tile in the store phase.
 __device__ __forceinline__ unsigned int pass_row(unsigned int t, unsigned int k) {
-    return t / kGroup + (kThreads / kGroup) * (k % 2);
+    return t / kGroup + (kThreads / kGroup) * k;
 }
-__device__ __forceinline__ unsigned int pass_quad(unsigned int t, unsigned int k) {
-    return t % kGroup + kGroup * (k / 2);
+__device__ __forceinline__ unsigned int pass_quad(unsigned int t, unsigned int /*k*/) {
+    return t % kGroup;
 }
 
 __global__ void __launch_bounds__(kThreads)
     transpose_wide_kernel(const float* __restrict__ in, float* __restrict__ out, size_t rows,
                           size_t cols, unsigned int tiles_across) {
     // Pitch 65: element (y, x) is in bank (y + x) mod 32.
-    //   Load phase, one store instruction per component e: a warp has rows y0 .. y0 + 3 (one
-    //   per group of 8 lanes) and columns 4q + e for q = 0..7, so banks y0 + g + 4q + e: 32
-    //   different values for g = 0..3, q = 0..7.
-    //   Store phase: the warp reads tile[4q + e][x] for q = 0..7 and four columns x0 .. x0 + 3:
-    //   banks 4q + e + x0 + g, again all 32 different.
+    //   Load phase, one store instruction per component e: a warp has rows y0, y0 + 1 (one per
+    //   group of 16 lanes) and columns 4q + e for q = 0..15, so banks y0 + g + 4q + e mod 32:
+    //   q and q + 8 land in the same bank, a 2-way conflict.
+    //   Store phase: the warp reads tile[4q + e][x] for q = 0..15 and two columns x0, x0 + 1:
+    //   the same 2-way conflict. (8 lanes per row would have none, and measures slower: see
+    //   "Step 5" in the README.)
     __shared__ float tile[kWide][kWide + 1];
 
     const size_t r0 = static_cast<size_t>(blockIdx.x / tiles_across) * kWide;
