@@ -180,7 +180,9 @@ __global__ void __launch_bounds__(kBlockSize)
     __shared__ float warp_totals[kWarps];
     const size_t begin = static_cast<size_t>(blockIdx.x) * chunk_elems;
     const size_t end = begin + chunk_elems < n ? begin + chunk_elems : n;
-    float carry = prefixes[blockIdx.x];  // the sum of everything before this chunk
+    const float chunk_prefix = prefixes[blockIdx.x];  // the sum of everything before it
+
+    float carry = chunk_prefix;
 
     for (size_t tile_begin = begin; tile_begin < end; tile_begin += kTile) {
         float4 x = load_tile_pack(in, tile_begin, n);
