@@ -16,7 +16,8 @@
 //               scan, +carry, carry += total  ->  scan, +carry, carry += total  ->  ...
 //
 // Chunks are whole tiles, and at least 4 of them (when n allows), so even a small input walks
-// several tiles in a chunk. At 2^28, 1024 chunks of 256 tiles: one block per chunk, one wave.
+// several tiles in a chunk. At 2^28 on an H200, 1024 chunks of 256 tiles: one block per chunk,
+// all resident at once (one wave, lesson 04).
 //
 // The carry's trap: the block scan keeps its warp totals in shared memory, and every tile of the
 // loop reuses that array. A warp that runs ahead into the next tile would overwrite a total that
@@ -33,6 +34,10 @@ constexpr unsigned int kWarps = kBlockSize / 32;
 constexpr unsigned int kMaxChunks = 1024;   // pass 2 scans all chunk sums in one tile
 constexpr unsigned int kMinChunkTiles = 4;  // a chunk is at least 4 tiles when n allows
 constexpr unsigned int kUnroll = 4;         // float4 loads in flight per thread in pass 1
+// 8 blocks of 256 per SM (2048 threads, a full SM): the second argument of __launch_bounds__
+// makes the compiler keep the kernel within 32 registers per thread so that they fit. The
+// chunks are then one wave of blocks (lesson 04, step 5), all resident from the start.
+constexpr int kMinBlocksPerSm = 8;
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kMaxChunks == kTile, "pass 2 scans the chunk sums as one tile");
 
@@ -114,7 +119,7 @@ __device__ __forceinline__ void store_tile_pack(float* out, size_t tile_begin, s
 }
 
 // Pass 1: sums[c] = the sum of chunk c = elements [c * chunk_elems, (c + 1) * chunk_elems).
-__global__ void __launch_bounds__(kBlockSize)
+__global__ void __launch_bounds__(kBlockSize, kMinBlocksPerSm)
     chunk_sums_kernel(const float* __restrict__ in, size_t n, size_t chunk_elems,
                       float* __restrict__ sums) {
     const size_t begin = static_cast<size_t>(blockIdx.x) * chunk_elems;
@@ -174,7 +179,7 @@ __global__ void __launch_bounds__(kBlockSize)
 }
 
 // Pass 3: block c rescans chunk c tile by tile, starting from the chunk's prefix.
-__global__ void __launch_bounds__(kBlockSize)
+__global__ void __launch_bounds__(kBlockSize, kMinBlocksPerSm)
     scan_chunks_kernel(const float* __restrict__ in, float* __restrict__ out, size_t n,
                        size_t chunk_elems, const float* __restrict__ prefixes) {
     __shared__ float warp_totals[kWarps];
@@ -206,18 +211,27 @@ __global__ void __launch_bounds__(kBlockSize)
 extern "C" cudaError_t inclusive_scan(const float* in, float* out, size_t n, void* workspace,
                                       size_t workspace_bytes, cudaStream_t stream) {
     if (workspace_bytes < scan_workspace_bytes(n) || workspace_bytes < kMaxChunks * sizeof(float))
-        return cudaErrorInvalidValue;
+        return cudaErrorInvalidValue;  // At most one wave of blocks (SMs x blocks per SM), and at
+                                       // most kMaxChunks.
+    int device = 0, num_sms = 0, threads_per_sm = 0;
+    cudaError_t err = cudaGetDevice(&device);
+    if (err != cudaSuccess) return err;
+    err = cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, device);
+    if (err != cudaSuccess) return err;
+    err = cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device);
+    if (err != cudaSuccess) return err;
+    size_t max_chunks = static_cast<size_t>(num_sms) * (threads_per_sm / kBlockSize);
+    if (max_chunks > kMaxChunks) max_chunks = kMaxChunks;
 
-    // Whole tiles per chunk: enough for at most kMaxChunks chunks, and at least kMinChunkTiles.
+    // Whole tiles per chunk: enough for at most max_chunks chunks, and at least kMinChunkTiles.
     const size_t tiles = tile_count(n);
-    size_t chunk_tiles = (tiles + kMaxChunks - 1) / kMaxChunks;
+    size_t chunk_tiles = (tiles + max_chunks - 1) / max_chunks;
     if (chunk_tiles < kMinChunkTiles) chunk_tiles = kMinChunkTiles;
     const size_t chunk_elems = chunk_tiles * kTile;
     const unsigned int chunks = static_cast<unsigned int>((tiles + chunk_tiles - 1) / chunk_tiles);
     float* sums = static_cast<float*>(workspace);
-
     chunk_sums_kernel<<<chunks, kBlockSize, 0, stream>>>(in, n, chunk_elems, sums);
-    cudaError_t err = cudaGetLastError();
+    err = cudaGetLastError();
     if (err != cudaSuccess) return err;
     scan_chunk_sums_kernel<<<1, kBlockSize, 0, stream>>>(sums, chunks);
     err = cudaGetLastError();
