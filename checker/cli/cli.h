@@ -58,5 +58,6 @@ Command add_list_command(CLI::App& app, Options& o);
 Command add_hint_command(CLI::App& app, Options& o);
 Command add_check_command(CLI::App& app, Options& o);
 Command add_grade_command(CLI::App& app, Options& o);
+Command add_dev_command(CLI::App& app, Options& o);
 
 }  // namespace cudalings::cli

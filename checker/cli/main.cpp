@@ -5,6 +5,7 @@
 //   cudalings check --all [--solutions]
 //   cudalings hint [STEP]
 //   cudalings grade SUBMISSION...      many submissions in one batch
+//   cudalings dev check                the course's own consistency (lesson authors, CI)
 //
 // Exit codes: 0 pass, 1 fail, 2 usage, 77 no GPU (it compiled; nothing else could run).
 // Each command lives in its own file (cli.h lists them); this file parses and dispatches.
@@ -30,7 +31,8 @@ int main(int argc, char** argv) {
     app.add_flag("--no-color", o.no_color, "no colour (also: NO_COLOR=1)");
 
     const std::vector<Command> commands{add_list_command(app, o), add_check_command(app, o),
-                                        add_grade_command(app, o), add_hint_command(app, o)};
+                                        add_grade_command(app, o), add_hint_command(app, o),
+                                        add_dev_command(app, o)};
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

@@ -56,7 +56,7 @@ TEST_CASE("hint prints the step's hint from the manifest", "[cli]") {
 
 TEST_CASE("a compile error is reported with the learner's file and line", "[cli]") {
     auto root = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1"});
     CHECK(r.code == 1);
@@ -72,7 +72,7 @@ TEST_CASE("a compile error is reported with the learner's file and line", "[cli]
 
 TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
     auto root = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     fs::remove(fs::path(root) / "lessons/01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1"});
@@ -117,7 +117,7 @@ TEST_CASE("grade checks every submission, writes each result, and survives bad o
         std::string(CUDALINGS_SOURCE_DIR) + "/solutions/01_vector_add/01_one_thread_per_element.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto bad = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto empty =
         fs::temp_directory_path() / ("cudalings_empty_submission_" + std::to_string(::getpid()));
@@ -167,7 +167,7 @@ TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in o
 
 TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner's line", "[cli]") {
     auto root = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/one_past_end.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/one_past_end.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1", "--emulate", "--json"});
     auto j = nlohmann::json::parse(r.out);
@@ -176,4 +176,31 @@ TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner'
     CHECK_THAT(step["cases"][0]["detail"].get<std::string>(),
                ContainsSubstring("01_one_thread_per_element.cu:7: error: write to 4 bytes"));
     remove_course(root);
+}
+
+// Every fixture that says what the CPU emulator must conclude (`// emulated: VERDICT`) gets it,
+// with the same reason where it names one: the emulator's verdicts are tested in CI as the GPU's
+// are on a GPU.
+TEST_CASE("fixtures with an emulated verdict get it under emulation", "[cli]") {
+    int checked = 0;
+    for (const auto& f : all_fixtures()) {
+        if (f.emulated.empty()) continue;
+        auto root = course_with(f.path, f.step);
+        std::vector<std::string> args{
+            "--root", root, "check", f.step.substr(0, f.step.size() - 3), "--emulate", "--json"};
+        for (const auto& flag : f.flags)
+            if (flag != "--sanitize") args.push_back(flag);
+        auto r = cudalings(args);
+        INFO(f.name << ": exit " << r.code << "\n"
+                    << r.out.substr(0, 3000) << r.err.substr(0, 1000));
+        REQUIRE(r.code != -2);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["results"][0]["verdict"] == f.emulated);
+        const bool sanitizer_reason = f.reason.find("sanitizer") != std::string::npos;
+        if (!f.reason.empty() && f.emulated == f.expect && !sanitizer_reason)
+            CHECK_THAT(j["results"][0]["reason"].get<std::string>(), ContainsSubstring(f.reason));
+        remove_course(root);
+        ++checked;
+    }
+    CHECK(checked >= 1);
 }
