@@ -45,8 +45,8 @@ constexpr unsigned int kBlockSize = 256;
 constexpr unsigned int kWarps = kBlockSize / 32;
 constexpr unsigned int kRows = 8;  // float4 per thread: a tile is kRows rows of 1024 elements
 constexpr unsigned int kTileItems = kRows * kBlockSize * 4;  // 8192
-constexpr unsigned int kLookbackDelayNs = 1500;              // after publishing the aggregate
-constexpr unsigned int kPollDelayNs = 600;                   // before reading a window again
+constexpr unsigned int kLookbackDelayNs = 3000;              // after publishing the aggregate
+constexpr unsigned int kPollDelayNs = 1000;                  // before reading a window again
 constexpr bool kStreaming = true;  // __ldcs/__stcs: tell the caches the data is used once
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kRows * kWarps % 32 == 0, "warp 0 scans the row totals, the same number per lane");
