@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <mutex>
 
 #include "../core/devcheck.h"
 #include "../core/verdict.h"
