@@ -149,7 +149,7 @@ TEST_CASE("moving past a passed step that was edited since says so", "[cli]") {
                                         "it passed"));
 }
 
-TEST_CASE("--explain's metrics are shown once per step, for the largest case", "[report]") {
+TEST_CASE("explain's metrics are shown once per step, for the largest case", "[report]") {
     StepReport r;
     r.step = "02_reduce/03_sequential_addressing";
     r.verdict = Verdict::Pass;
