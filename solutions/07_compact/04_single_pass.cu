@@ -163,10 +163,10 @@ __global__ void __launch_bounds__(kBlockSize)
     //    Tile 0's count is already its inclusive prefix.
     if (threadIdx.x == 0) status[tile] = (tile == 0 ? kInclusive : kAggregate) | tile_total;
 
-        // 4. Stage the kept elements at their ranks in the tile (this also gives the predecessors
-        //    time to publish before warp 0 polls them) ...
 #pragma unroll
     for (unsigned int r = 0; r < kVecs; ++r) {
+        // 4. Stage the kept elements at their ranks in the tile (this also gives the
+        //    predecessors time to publish before warp 0 polls them) ...
         unsigned int pos = warp_offset + rank[r];
 #pragma unroll
         for (unsigned int j = 0; j < 4; ++j)
