@@ -13,26 +13,35 @@
 namespace cudalings::cli {
 namespace {
 
+StaircaseRow stair_row(const std::string& label, const std::string& title,
+                       const std::string& problem, bool baseline,
+                       const std::vector<TimingResult>& timings) {
+    StaircaseRow row{label, title, problem, baseline, {}};
+    for (const auto& t : timings)
+        row.cells.push_back({t.column, t.learner.median_us, t.bytes, t.n, t.size});
+    return row;
+}
+
+// Rows for every timed step that passed, then the lesson's library baselines, timed now.
 Staircase staircase(Checker& checker, const LessonInfo& lesson,
                     const std::vector<StepReport>& reports) {
     Staircase st;
     st.lesson = lesson.id;
     for (std::size_t s = 0; s < reports.size(); ++s) {
         const auto& r = reports[s];
-        if (r.verdict != Verdict::Pass || !r.timing.present) continue;
-        st.rows.push_back({lesson.steps[s].id, lesson.steps[s].title, r.timing.learner.median_us,
-                           r.timing.bytes, false, r.timing.n});
-        st.n = std::max(st.n, r.timing.n);
-        st.copy_gbps = r.timing.copy_gbps;
+        if (r.verdict != Verdict::Pass || r.timings.empty()) continue;
+        st.rows.push_back(stair_row(lesson.steps[s].id, lesson.steps[s].title,
+                                    lesson.steps[s].problem, false, r.timings));
+        st.copy_gbps = r.timings.front().copy_gbps;
     }
     if (st.rows.empty()) return st;
     for (const auto& b : lesson.baselines) {
-        auto t = checker.time_baseline(b);
+        auto t = checker.time_baseline(lesson, b);
         if (!t.ok) {
             std::cerr << "cudalings: baseline " << b.title << " not timed: " << t.error << "\n";
             continue;
         }
-        st.rows.push_back({b.title, b.title, t.side.median_us, t.bytes, true, t.n});
+        st.rows.push_back(stair_row(b.title, b.title, b.problem, true, t.timings));
     }
     return st;
 }

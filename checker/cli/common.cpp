@@ -45,7 +45,7 @@ bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest) {
                       : std::getenv("CUDALINGS_STATE_DIR") ? std::getenv("CUDALINGS_STATE_DIR")
                                                            : paths.root + "/.cudalings";
     try {
-        manifest = load_manifest(paths.manifest());
+        manifest = load_manifest(paths.root);
     } catch (const std::exception& e) {
         std::cerr << "cudalings: " << e.what() << "\n";
         return false;

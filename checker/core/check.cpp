@@ -14,10 +14,13 @@
 #include <thread>
 
 #include "cases.h"
+#include "checks_build.h"
 #include "compile.h"
+#include "conclude.h"
 #include "emulate.h"
 #include "hash.h"
 #include "policy.h"
+#include "protocol.h"
 #include "sanitize.h"
 #include "stats.h"
 #include "supervise.h"
@@ -81,30 +84,10 @@ ChildResult run_runner(const std::vector<std::string>& argv, ChildOptions option
     return child;
 }
 
-std::vector<std::string> headers_in(const std::vector<std::string>& dirs) {
-    std::vector<std::string> headers;
-    std::error_code ec;
-    for (const auto& dir : dirs) {
-        for (const auto& entry : fs::directory_iterator(dir, ec)) {
-            auto ext = entry.path().extension().string();
-            if (ext == ".cuh" || ext == ".h" || ext == ".hpp")
-                headers.push_back(entry.path().string());
-        }
-    }
-    std::sort(headers.begin(), headers.end());
-    return headers;
-}
-
 // nvcc's identity in the cache key: where it lives on PATH.
 std::string which(const std::string& program) {
     std::string found = find_program(program);
     return found.empty() ? program : found;
-}
-
-std::string file_identity(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) return path + ":missing";
-    return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
 }
 
 // What identifies the machine's GPU set without starting CUDA: the driver and the devices.
@@ -122,51 +105,6 @@ std::string gpu_signature() {
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     h.add(visible ? visible : "<all>");
     return h.hex();
-}
-
-Verdict case_verdict(const std::string& status) {
-    if (status == "pass") return Verdict::Pass;
-    if (status == "wrong") return Verdict::Wrong;
-    if (status == "memory") return Verdict::MemoryError;
-    if (status == "cuda_error") return Verdict::Crash;
-    if (status == "timeout") return Verdict::Timeout;
-    return Verdict::InternalError;
-}
-
-CaseReport case_from_event(const json& e) {
-    CaseReport c;
-    c.index = e.value("index", 0);
-    c.n = e.value("n", std::uint64_t{0});
-    c.name = e.value("name", "");
-    c.verdict = case_verdict(e.value("status", ""));
-    c.reason = e.value("reason", "");
-    c.detail = e.value("detail", "");
-    c.wrong = e.value("wrong", std::uint64_t{0});
-    c.unwritten = e.value("unwritten", std::uint64_t{0});
-    c.checked = e.value("checked", std::uint64_t{0});
-    c.tolerance = e.value("tolerance", "");
-    for (const auto& m : e.value("first", json::array()))
-        c.first.push_back(
-            {m.value("index", std::uint64_t{0}), m.value("got", ""), m.value("expected", "")});
-    if (c.verdict == Verdict::Wrong && c.detail.empty()) {
-        MismatchShape shape{c.n, c.wrong, c.unwritten, e.value("first_wrong", std::uint64_t{0}),
-                            e.value("last_wrong", std::uint64_t{0})};
-        c.detail = describe_mismatches(shape);
-    }
-    return c;
-}
-
-TimingSide side_from_json(const json& j) {
-    TimingSide s;
-    if (!j.is_object()) return s;
-    s.present = true;
-    s.median_us = j.value("median_us", 0.0);
-    s.p25_us = j.value("p25_us", 0.0);
-    s.p75_us = j.value("p75_us", 0.0);
-    s.min_us = j.value("min_us", 0.0);
-    s.samples = j.value("samples", 0);
-    s.stop = j.value("stop", "");
-    return s;
 }
 
 // A sentence about what ended a runner child early.
@@ -299,12 +237,13 @@ const GpuInfo& Checker::gpu() {
         if (j.value("gpus", 0) > 0 && make_dirs(paths_.state_dir))
             write_file_atomic(cache, j.dump() + "\n");
     }
-    info.present = j.value("gpus", 0) > 0;
-    info.name = j.value("name", "");
-    info.arch = j.value("arch", "");
-    info.uuid = j.value("uuid", "");
-    info.sms = j.value("sms", 0);
-    info.error = j.value("message", "");
+    const ProbeEvent probe = j.get<ProbeEvent>();
+    info.present = probe.gpus > 0;
+    info.name = probe.name;
+    info.arch = probe.arch;
+    info.uuid = probe.uuid;
+    info.sms = probe.sms;
+    info.error = probe.message;
     gpu_ = info;
     return *gpu_;
 }
@@ -326,11 +265,10 @@ double Checker::copy_bandwidth_gbps() {
     std::vector<json> events;
     run_runner({paths_.runner(), "copy-bandwidth"}, o, events);
     for (const auto& e : events) {
-        if (e.value("event", "") == "copy_bandwidth") {
-            copy_gbps_ = e.value("gbps", 0.0);
-            if (*copy_gbps_ > 0 && make_dirs(paths_.state_dir))
-                write_file_atomic(cache, e.dump() + "\n");
-        }
+        if (e.value("event", "") != CopyBandwidthEvent::kEvent) continue;
+        copy_gbps_ = e.get<CopyBandwidthEvent>().gbps;
+        if (*copy_gbps_ > 0 && make_dirs(paths_.state_dir))
+            write_file_atomic(cache, e.dump() + "\n");
     }
     return *copy_gbps_;
 }
@@ -374,8 +312,8 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     rules.forbidden_libraries = step.forbid;
     rules.screened_dirs = {paths_.root};
     if (!solution_file) rules.forbidden_dirs.push_back(paths_.root + "/solutions");
-    rules.forbidden_dirs.push_back(std::string(CUDALINGS_SOURCE_DIR) + "/checker");
-    rules.forbidden_dirs.push_back(paths_.root + "/checker");
+    for (const std::string& top : {std::string(CUDALINGS_SOURCE_DIR), paths_.root})
+        for (const char* part : {"/checker", "/checks"}) rules.forbidden_dirs.push_back(top + part);
     rules.forbidden_dirs.push_back(paths_.tool_dir);
     std::optional<PolicyViolation> violation;
     std::atomic<bool> stop_build{false};
@@ -433,11 +371,49 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     return true;
 }
 
+ChecksToolchain Checker::toolchain(bool emulated) {
+    ChecksToolchain t;
+    t.nvcc = nvcc();
+    if (!emulated && gpu().present) t.arch = gpu().arch;
+    t.emulator.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
+    t.emulator.cxx = host_compiler();
+    t.emulator.emulator_include = emulator_include_dir(paths_.tool_dir);
+    t.emulator.cuda_include = cuda_include_dir();
+    t.kit_dir = paths_.kit_dir();
+    t.runner_identity = file_identity(emulated ? emulated_runner() : paths_.runner());
+    t.cache_dirs = {paths_.tool_dir + "/checks-cache", paths_.state_dir + "/checks"};
+    if (const char* dir = std::getenv("CUDALINGS_CHECKS_CACHE"))
+        t.cache_dirs.insert(t.cache_dirs.begin(), dir);
+    t.seconds = std::max(300.0, options_.compile_seconds);
+    return t;
+}
+
+std::string Checker::lesson_checks(const LessonInfo& lesson, bool emulated, bool baselines,
+                                   std::string* error) {
+    const std::string source =
+        paths_.checks_dir(lesson) + (baselines ? "/baselines.cu" : "/checks.cu");
+    if (::access(source.c_str(), R_OK) != 0) {
+        *error = "the lesson has no " + source;
+        return {};
+    }
+    const ChecksToolchain t = toolchain(emulated);
+    say(std::string("building the checks of ") + lesson.id + (emulated ? " for the emulator" : "") +
+        (baselines ? " (library baselines)" : "") + " — once, then cached");
+    ChecksBuild b = build_checks(t, source, {paths_.lesson_dir(lesson), paths_.common_dir()},
+                                 emulated, baselines);
+    if (!b.error.empty()) *error = b.error;
+    return b.object;
+}
+
+std::string Checker::emulated_runner() const { return paths_.tool_dir + "/cudalings-runner-emu"; }
+
 std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const StepInfo& step,
-                                              const std::string& object, const StepReport& report,
-                                              int first_case, bool first_child) const {
+                                              const std::string& checks, const std::string& object,
+                                              const StepReport& report, int first_case,
+                                              bool first_child) const {
     std::vector<std::string> argv{paths_.runner(), "check",
-                                  "--spec",        step.spec,
+                                  "--checks",      checks,
+                                  "--problem",     step.problem,
                                   "--step",        object,
                                   "--seed",        format_seed(report.seed),
                                   "--first-case",  std::to_string(first_case)};
@@ -445,15 +421,13 @@ std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const St
     bool has_reference = ::access(reference.c_str(), R_OK) == 0;
     bool want_timing = options_.timing && step.timed;
     if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
-        argv[0] = paths_.tool_dir + "/cudalings-runner-emu";
+        argv[0] = emulated_runner();
         argv.insert(argv.end(), {"--max-n", std::to_string(kEmulatedMaxN)});
         want_timing = has_reference = false;
     }
-    if (has_reference) {
-        argv.push_back("--reference");
-        argv.push_back(reference);
-    }
+    if (has_reference) argv.insert(argv.end(), {"--reference", reference});
     if (want_timing && first_child) argv.push_back("--time");
+    if (step.timed_size) argv.insert(argv.end(), {"--timed-size", std::to_string(step.timed_size)});
     return argv;
 }
 
@@ -463,148 +437,124 @@ ChildOptions Checker::runner_options() const {
     o.channel_idle_seconds = options_.case_idle_seconds;
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
-    if (emulating_) o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
+    if (emulating_) {
+        o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
+        // Blocks in a shuffled order, several resident at a time: a step that relies on the
+        // order blocks happen to start in, or on blocks running one at a time, shows it.
+        o.env["CUDALINGS_EMU_BLOCK_ORDER"] = "shuffle";
+        o.env["CUDALINGS_EMU_RESIDENT"] = "4";
+        o.env["CUDALINGS_EMU_SEED"] = format_seed(options_.seed);
+    }
     return o;
+}
+
+// What one runner process said, folded into the report; returns the case in progress when the
+// process ended inside one (-1 otherwise), and whether it said "done".
+int Checker::read_events(const std::vector<json>& events, bool first_child, StepReport& report,
+                         std::map<int, CaseResult>& cases, int& total, int& next_case,
+                         std::string& phase, bool& done) {
+    int in_progress = -1;
+    double t_cases = -1, t_timing = -1;
+    for (const auto& e : events) {
+        const std::string kind = e.value("event", "");
+        const double t = e.value("t_ms", 0.0);
+        if (kind == CasesEvent::kEvent) {
+            t_cases = t;
+            if (first_child) report.runner_startup_ms = t;
+            const auto c = e.get<CasesEvent>();
+            total = c.total;
+            report.problem = c.problem;
+            report.advice_by_verdict = c.advice;
+        } else if (kind == CaseStartEvent::kEvent) {
+            const auto c = e.get<CaseStartEvent>();
+            in_progress = c.index;
+            phase = "setup";
+            CaseResult r;
+            r.index = c.index;
+            r.name = c.name;
+            r.n = c.n;
+            r.size = c.size;
+            cases[c.index] = r;
+        } else if (kind == "call_start") {
+            phase = "call";
+        } else if (kind == "call_end") {
+            phase = "sync";
+        } else if (kind == CaseResult::kEvent) {
+            CaseResult r = e.get<CaseResult>();
+            if (r.verdict == Verdict::Wrong && r.detail.empty())
+                r.detail = describe_mismatches({r.checked ? r.checked : r.n, r.wrong, r.unwritten,
+                                                r.first_wrong, r.last_wrong});
+            next_case = r.index + 1;
+            cases[r.index] = std::move(r);
+            in_progress = -1;
+        } else if (kind == AbortEvent::kEvent) {
+            in_progress = -1;  // a sticky CUDA error: the next process starts fresh
+        } else if (kind == "timing_start") {
+            t_timing = t;
+            phase = "timing";
+        } else if (kind == "tick") {
+            phase = "timing";
+        } else if (kind == TimingResult::kEvent) {
+            TimingResult r = e.get<TimingResult>();
+            report.timing_ms = t - t_timing;
+            report.timings.push_back(std::move(r));
+        } else if (kind == TimingErrorEvent::kEvent) {
+            const auto te = e.get<TimingErrorEvent>();
+            report.timing_verdict = Verdict::Crash;
+            report.timing_error = te.reason + " — " + te.detail;
+            done = true;
+        } else if (kind == "load_error") {
+            report.load_error = e.get<MessageEvent>().message;
+        } else if (kind == "internal_error") {
+            report.internal_error = e.get<MessageEvent>().message;
+        } else if (kind == "done") {
+            done = true;
+        }
+        if ((kind == "timing_start" || kind == "done") && t_cases >= 0 && report.cases_ms == 0)
+            report.cases_ms = t - t_cases;
+    }
+    return in_progress;
 }
 
 void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
                   StepReport& report, std::future<RunnerRun>* first) {
+    std::string error;
+    const std::string checks = lesson_checks(lesson, emulating_, false, &error);
+    if (checks.empty()) {
+        report.internal_error = error;
+        return;
+    }
     int total = -1;
     int next_case = 0;
-    Verdict timing_failure = Verdict::Pass;
-    std::string timing_reason;
     int forged_lines = 0;
-    std::map<int, CaseReport> cases;
+    std::map<int, CaseResult> cases;
     const int max_children = 4;
     for (int child_index = 0; child_index < max_children; ++child_index) {
         say(child_index == 0 ? "running the cases"
                              : "running the remaining cases in a fresh process");
         RunnerRun r;
-        if (child_index == 0 && first && first->valid()) {
+        const auto argv =
+            runner_argv(lesson, step, checks, object, report, next_case, child_index == 0);
+        if (child_index == 0 && first && first->valid())
             r = first->get();  // started during the build, with these same arguments
-        } else {
-            r.child =
-                run_runner(runner_argv(lesson, step, object, report, next_case, child_index == 0),
-                           runner_options(), r.events, &r.forged);
-        }
+        else
+            r.child = run_runner(argv, runner_options(), r.events, &r.forged);
         const ChildResult& child = r.child;
-        const std::vector<json>& events = r.events;
         forged_lines += r.forged;
         if (!child.started) {
-            report.verdict = Verdict::InternalError;
-            report.reason = "cannot start the runner: " + child.start_error;
+            report.internal_error = "cannot start the runner: " + child.start_error;
             return;
         }
         report.runner_ms += 1000 * child.wall_seconds;
-        int in_progress = -1;
         std::string phase;  // "call" while the learner's host function runs, "sync" after
         bool done = false;
-        std::string internal;
-        std::string load_error;
-        double t_cases = -1, t_timing = -1;
-        for (const auto& e : events) {
-            std::string kind = e.value("event", "");
-            double t = e.value("t_ms", 0.0);
-            if (kind == "cases") t_cases = t;
-            if (kind == "timing_start") t_timing = t;
-            if (kind == "timing" && t_timing >= 0) report.timing_ms += t - t_timing;
-            if ((kind == "timing_start" || kind == "done") && t_cases >= 0 && report.cases_ms == 0)
-                report.cases_ms = t - t_cases;
-            if (kind == "cases") {
-                if (child_index == 0) report.runner_startup_ms = t;
-                total = e.value("total", 0);
-            } else if (kind == "case_start") {
-                in_progress = e.value("index", -1);
-                phase = "setup";
-                CaseReport c;
-                c.index = in_progress;
-                c.n = e.value("n", std::uint64_t{0});
-                c.name = e.value("name", "");
-                cases[in_progress] = c;
-            } else if (kind == "call_start") {
-                phase = "call";
-            } else if (kind == "call_end") {
-                phase = "sync";
-            } else if (kind == "case") {
-                CaseReport c = case_from_event(e);
-                cases[c.index] = c;
-                in_progress = -1;
-                next_case = c.index + 1;
-            } else if (kind == "abort") {
-                // A sticky CUDA error: the process cannot go on; the next one starts fresh.
-                in_progress = -1;
-            } else if (kind == "timing") {
-                report.timing.present = true;
-                report.timing.n = e.value("n", std::uint64_t{0});
-                report.timing.bytes = e.value("bytes", 0.0);
-                report.timing.learner = side_from_json(e.value("learner", json()));
-                report.timing.reference = side_from_json(e.value("reference", json()));
-                report.timing.note = e.value("note", "");
-                report.timing.host_median_us = e.value("host_median_us", 0.0);
-                report.timing.warmup_ms = e.value("warmup_ms", 0.0);
-                report.timing.warmup_rounds = e.value("warmup_rounds", 0);
-                report.timing.sampling_ms = e.value("sampling_ms", 0.0);
-                report.timing.untimed_ms = e.value("untimed_ms", 0.0);
-                ClockCheck clocks = cross_check_clocks(report.timing.learner.median_us,
-                                                       report.timing.host_median_us);
-                if (!e.value("verified", false)) {
-                    const json& v = e["verify"];
-                    timing_failure =
-                        v.value("status", "") == "memory" ? Verdict::MemoryError : Verdict::Wrong;
-                    timing_reason = "timed call " +
-                                    std::to_string(e.value("failed_sample", 0) + 1) +
-                                    " (fresh inputs, n = " + format_size(report.timing.n) +
-                                    ") was wrong: " + v.value("reason", std::string("values")) +
-                                    " — every timed call must compute the result";
-                } else if (clocks != ClockCheck::Agree) {
-                    timing_failure = Verdict::Suspect;
-                    timing_reason =
-                        "the host clock and the GPU's events disagree: " +
-                        format_time_us(report.timing.learner.median_us) + " on the events, " +
-                        format_time_us(report.timing.host_median_us) + " on the host clock (" +
-                        (clocks == ClockCheck::HostLonger
-                             ? "the call spends time the GPU's clock does not see"
-                             : "the events report more time than passed") +
-                        "): the time cannot be trusted";
-                } else if (e.value("outside_stream", false)) {
-                    timing_failure = Verdict::Suspect;
-                    timing_reason =
-                        "work went on after the step's stream was done (another "
-                        "stream?): all GPU work must go on the stream the step is "
-                        "given; the time counts until the whole device was idle";
-                }
-            } else if (kind == "timing_start" || kind == "tick") {
-                phase = "timing";
-            } else if (kind == "timing_error") {
-                timing_failure = Verdict::Crash;
-                timing_reason =
-                    "during timing: " + e.value("reason", "") + " — " + e.value("detail", "");
-                done = true;
-            } else if (kind == "unsupported") {  // cudalings emulator: a gpu-only spec
-                report.verdict = Verdict::Skipped;
-                report.reason = e.value("message", "this step needs a GPU");
-                return;
-            } else if (kind == "load_error") {
-                load_error = e.value("message", "");
-            } else if (kind == "internal_error") {
-                internal = e.value("message", "the runner failed");
-            } else if (kind == "done") {
-                done = true;
-            }
-        }
-        if (!load_error.empty()) {
-            report.verdict = Verdict::CompileError;
-            report.reason = "the built file cannot be used: " + load_error;
-            return;
-        }
-        if (!internal.empty() && in_progress < 0) {
-            report.verdict = Verdict::InternalError;
-            report.reason = internal;
-            return;
-        }
+        const int in_progress =
+            read_events(r.events, child_index == 0, report, cases, total, next_case, phase, done);
+        if (!report.load_error.empty()) return;
+        if (!report.internal_error.empty() && in_progress < 0 && total < 0) return;
         if (in_progress >= 0) {
             // The process ended inside a case: that case gets the blame.
-            CaseReport& c = cases[in_progress];
+            CaseResult& c = cases[in_progress];
             c.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
             if (child.memory_limit_hit) {
                 c.verdict = Verdict::MemoryError;
@@ -621,14 +571,14 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                            : describe_end(child, options_.case_idle_seconds);
             next_case = in_progress + 1;
         } else if (phase == "timing" && !done) {
-            report.timing.present = false;
-            report.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
-            report.reason = "during timing: " + describe_end(child, options_.case_idle_seconds);
+            report.timings.clear();
+            report.timing_verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
+            report.timing_error = describe_end(child, options_.case_idle_seconds);
         } else if (!done && total < 0) {
-            report.verdict = Verdict::InternalError;
-            report.reason = "the runner ended before its first case: " +
-                            describe_end(child, options_.case_idle_seconds) +
-                            (child.err.head.empty() ? "" : " — " + child.err.head.substr(0, 400));
+            report.internal_error =
+                "the runner ended before its first case: " +
+                describe_end(child, options_.case_idle_seconds) +
+                (child.err.head.empty() ? "" : " — " + child.err.head.substr(0, 400));
             return;
         }
         // A hang is almost always in every case: one timeout is enough, do not wait for more.
@@ -636,64 +586,36 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     }
     // Cases never reached (too many crashes) are listed as not run.
     for (int i = 0; i < total; ++i) {
-        if (!cases.count(i)) {
-            CaseReport c;
-            c.index = i;
-            c.name = "case " + std::to_string(i);
-            c.verdict = Verdict::Skipped;
-            c.reason = "not run: an earlier case crashed or hung";
-            cases[i] = c;
-        }
+        if (cases.count(i)) continue;
+        CaseResult c;
+        c.index = i;
+        c.name = "case " + std::to_string(i);
+        c.verdict = Verdict::Skipped;
+        c.reason = "not run: an earlier case crashed or hung";
+        cases[i] = c;
     }
-    Verdict verdict = report.verdict == Verdict::InternalError ? Verdict::Pass : report.verdict;
-    std::vector<SizeOutcome> sizes;
-    bool only_wrong = true;
-    for (auto& [index, c] : cases) {
-        report.cases.push_back(c);
-        if (c.verdict != Verdict::Skipped) verdict = worst(verdict, c.verdict);
-        if (c.verdict != Verdict::Pass && c.verdict != Verdict::Wrong) only_wrong = false;
-        sizes.push_back({c.n, c.verdict == Verdict::Pass});
+    for (auto& [index, c] : cases) report.cases.push_back(c);
+    if (!report.timings.empty()) {
+        const double copy = copy_bandwidth_gbps();
+        for (auto& t : report.timings) t.copy_gbps = copy;
     }
-    if (only_wrong) report.pattern = size_pattern_hint(sizes);
-    if (timing_failure != Verdict::Pass && verdict == Verdict::Pass) {
-        report.verdict = timing_failure;
-        report.reason = timing_reason;
-        report.timing.present = false;
-        return;
-    }
-    if (verdict != Verdict::Pass) {
-        report.timing.present = false;
-        for (const auto& c : report.cases) {
-            if (c.verdict == verdict) {
-                report.reason =
-                    c.name + ": " + (c.reason.empty() ? std::string(name(c.verdict)) : c.reason);
-                break;
-            }
-        }
-    }
-    if (verdict == Verdict::Pass && report.timing.present) {
-        report.timing.copy_gbps = copy_bandwidth_gbps();
-        double floor = report.timing.floor_us();
-        // Allow for run-to-run variation of the copy rate (reads alone can beat a copy by a few
-        // percent): only a time well below the floor is impossible.
-        if (floor > 0 && report.timing.learner.median_us < 0.85 * floor) {
-            verdict = Verdict::Suspect;
-            report.reason = "faster than this GPU's memory system allows (" +
-                            format_time_us(report.timing.learner.median_us) + " < floor " +
-                            format_time_us(floor) + "): not a record";
-        }
-    }
-    report.verdict = verdict;
     if (forged_lines > 0)
-        report.timing.note += std::string(report.timing.note.empty() ? "" : "; ") +
-                              std::to_string(forged_lines) +
-                              " unauthenticated line(s) on the result channel were ignored";
+        report.notes.push_back(std::to_string(forged_lines) +
+                               " unauthenticated line(s) on the result channel were ignored");
 }
 
-Checker::BaselineTiming Checker::time_baseline(const BaselineInfo& baseline) {
+Checker::BaselineTiming Checker::time_baseline(const LessonInfo& lesson,
+                                               const BaselineInfo& baseline) {
     BaselineTiming result;
     if (!gpu().present) {
         result.error = "no GPU";
+        return result;
+    }
+    std::string error;
+    const std::string checks = lesson_checks(lesson, false, false, &error);
+    const std::string baselines = checks.empty() ? "" : lesson_checks(lesson, false, true, &error);
+    if (baselines.empty()) {
+        result.error = error;
         return result;
     }
     say("timing " + baseline.title);
@@ -701,39 +623,50 @@ Checker::BaselineTiming Checker::time_baseline(const BaselineInfo& baseline) {
     o.wall_seconds = options_.runner_seconds;
     o.channel_idle_seconds = options_.case_idle_seconds;
     std::vector<json> events;
-    auto child = run_runner({paths_.runner(), "baseline", "--spec", baseline.spec, "--name",
-                             baseline.name, "--seed", format_seed(options_.seed)},
-                            o, events);
+    auto child = run_runner(
+        {paths_.runner(), "baseline", "--checks", checks, "--baselines", baselines, "--problem",
+         baseline.problem, "--name", baseline.name, "--seed", format_seed(options_.seed)},
+        o, events);
     for (const auto& e : events) {
-        std::string kind = e.value("event", "");
-        if (kind == "timing") {
-            result.side = side_from_json(e.value("learner", json()));
-            result.bytes = e.value("bytes", 0.0);
-            result.n = e.value("n", std::uint64_t{0});
-            result.ok = e.value("verified", false);
-            if (!result.ok) result.error = "its output did not verify";
+        const std::string kind = e.value("event", "");
+        if (kind == TimingResult::kEvent) {
+            TimingResult t = e.get<TimingResult>();
+            if (!t.verified) result.error = "its output did not verify";
+            result.timings.push_back(std::move(t));
         } else if (kind == "internal_error") {
-            result.error = e.value("message", "");
+            result.error = e.get<MessageEvent>().message;
         }
     }
-    if (!result.ok && result.error.empty())
+    result.ok = !result.timings.empty() && result.error.empty();
+    if (result.timings.empty() && result.error.empty())
         result.error = describe_end(child, options_.case_idle_seconds);
     return result;
 }
 
-void Checker::sanitize(const StepInfo& step, const std::string& object, StepReport& report) {
+void Checker::sanitize(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
+                       StepReport& report) {
     std::string sanitizer = find_sanitizer(which(nvcc()));
     if (sanitizer.empty()) {
         report.sanitizer_note = "compute-sanitizer not found (set CUDALINGS_SANITIZER): not run";
         return;
     }
+    std::string error;
+    const std::string checks = lesson_checks(lesson, false, false, &error);
+    if (checks.empty()) {
+        report.sanitizer_note = "not run: " + error;
+        return;
+    }
     for (const char* tool : kSanitizerTools) {
         say(std::string("compute-sanitizer --tool ") + tool);
+        // Small cases, inputs sized exactly (no guard zones), so that a read one element past
+        // an input lands in the sanitizer's padding.
         std::vector<std::string> program{paths_.runner(), "check",
-                                         "--spec",        step.spec,
+                                         "--checks",      checks,
+                                         "--problem",     step.problem,
                                          "--step",        object,
                                          "--seed",        format_seed(report.seed),
-                                         "--max-n",       std::to_string(options_.sanitize_max_n)};
+                                         "--max-n",       std::to_string(options_.sanitize_max_n),
+                                         "--exact-inputs"};
         ChildOptions o;
         o.wall_seconds = options_.runner_seconds;
         o.channel_idle_seconds = 4 * options_.case_idle_seconds;  // the tools are slow
@@ -749,19 +682,8 @@ void Checker::sanitize(const StepInfo& step, const std::string& object, StepRepo
         if (child.timed_out && report.sanitizer_note.empty())
             report.sanitizer_note = std::string(tool) + " did not finish in time";
     }
-    if (!report.findings.empty()) {
-        const auto& f = report.findings.front();
-        Verdict before = report.verdict;
-        report.verdict = worst(report.verdict == Verdict::Pass || report.verdict == Verdict::Suspect
-                                   ? Verdict::Pass
-                                   : report.verdict,
-                               Verdict::MemoryError);
-        if (report.verdict != before || report.reason.empty())
-            report.reason =
-                "sanitizer (" + f.tool + "): " + f.message + " at line " + std::to_string(f.line);
-    } else if (report.sanitizer_note.empty()) {
+    if (report.findings.empty() && report.sanitizer_note.empty())
         report.sanitizer_note = "memcheck, racecheck, initcheck and synccheck found nothing";
-    }
 }
 
 StepReport Checker::check(const StepRef& ref, bool solution_file) {
@@ -773,6 +695,7 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     report.title = step.title;
     report.hint = step.hint;
     report.seed = options_.seed;
+    report.problem = step.problem;
     report.file = paths_.step_file(lesson, step, solution_file);
     auto finish = [&]() -> StepReport {
         report.seconds = seconds_since(start);
@@ -786,12 +709,16 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     std::string object;
     // While nvcc builds the step, the first runner is already starting CUDA; it waits for its
     // key before it loads anything (ChildOptions::hold). The build's end releases it, a failed
-    // build kills it. On a cache hit there is no build to overlap.
+    // build kills it. On a cache hit there is no build to overlap. The lesson's checks are built
+    // first (once, then cached): the early runner needs them.
     auto hold = std::make_shared<std::atomic<int>>(0);
     std::future<RunnerRun> first;
+    std::string checks_error;
+    const std::string checks =
+        runs_on_gpu() ? lesson_checks(lesson, false, false, &checks_error) : std::string();
     auto start_first_runner = [&](const std::string& built_object) {
-        if (!runs_on_gpu()) return;
-        auto argv = runner_argv(lesson, step, built_object, report, 0, true);
+        if (!runs_on_gpu() || checks.empty()) return;
+        auto argv = runner_argv(lesson, step, checks, built_object, report, 0, true);
         ChildOptions o = runner_options();
         o.hold = hold.get();
         first = std::async(std::launch::async, [argv, o, hold] {
@@ -817,10 +744,10 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         return finish();
     }
     report.gpu = g.name;
-    report.verdict = Verdict::InternalError;
     run(lesson, step, object, report, &first);
-    if (options_.sanitize && report.verdict != Verdict::InternalError)
-        sanitize(step, object, report);
+    if (options_.sanitize && report.internal_error.empty() && report.load_error.empty())
+        sanitize(lesson, step, object, report);
+    conclude(report);
     return finish();
 }
 
@@ -828,7 +755,6 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
 // g++ for the CPU emulator, then run by cudalings-runner-emu. See checker/core/emulate.h.
 void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report) {
     report.gpu = kEmulatedLabel;
-    report.timing.present = false;
     bool ok = false;
     std::string blocker = emulation_blocker(read_file(report.file, &ok));
     if (!blocker.empty()) {
@@ -882,10 +808,14 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
         fs::remove(b.object, ec);
         b.output = final_output;
     }
-    report.verdict = Verdict::InternalError;
     emulating_ = true;
     run(lesson, step, b.output, report);
     emulating_ = false;
+    report.notes.push_back(
+        "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
+        " only, blocks in a shuffled order; no timing, no compute-sanitizer, and the emulator's "
+        "memory is sequentially consistent (a missing __threadfence does not show)");
+    conclude(report);
 }
 
 }  // namespace cudalings

@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <functional>
 #include <future>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "checks_build.h"
 #include "course.h"
 #include "manifest.h"
 #include "report.h"
@@ -55,15 +57,19 @@ class Checker {
     // The measured copy bandwidth of this GPU (cached per GPU), 0 when unknown.
     double copy_bandwidth_gbps();
 
-    // Times a library baseline of a lesson (e.g. CUB) in a child process.
+    // Times a library baseline of a lesson (e.g. CUB) in a child process: one result per timed
+    // problem of the baseline's problem.
     struct BaselineTiming {
         bool ok = false;
         std::string error;
-        TimingSide side;
-        double bytes = 0;
-        std::uint64_t n = 0;
+        std::vector<TimingResult> timings;
     };
-    BaselineTiming time_baseline(const BaselineInfo& baseline);
+    BaselineTiming time_baseline(const LessonInfo& lesson, const BaselineInfo& baseline);
+
+    // The lesson's checks plugin (or its baselines), built when first needed; empty on failure,
+    // with `error` saying why.
+    std::string lesson_checks(const LessonInfo& lesson, bool emulated, bool baselines,
+                              std::string* error);
 
     const Manifest& manifest() const { return manifest_; }
     const CoursePaths& paths() const { return paths_; }
@@ -83,16 +89,23 @@ class Checker {
         int forged = 0;
     };
     std::vector<std::string> runner_argv(const LessonInfo& lesson, const StepInfo& step,
-                                         const std::string& object, const StepReport& report,
-                                         int first_case, bool first_child) const;
+                                         const std::string& checks, const std::string& object,
+                                         const StepReport& report, int first_case,
+                                         bool first_child) const;
     ChildOptions runner_options() const;
+    int read_events(const std::vector<nlohmann::json>& events, bool first_child, StepReport& report,
+                    std::map<int, CaseResult>& cases, int& total, int& next_case,
+                    std::string& phase, bool& done);
+    ChecksToolchain toolchain(bool emulated);
+    std::string emulated_runner() const;
     // `first` (optional): the first runner, already started while the step was being built.
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
              StepReport& report, std::future<RunnerRun>* first = nullptr);
     // cudalings emulator: build the learner's file for it and run the cases (emulate.h)
     void run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report);
     bool emulating_ = false;
-    void sanitize(const StepInfo& step, const std::string& object, StepReport& report);
+    void sanitize(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
+                  StepReport& report);
     std::string nvcc() const;
     void say(const std::string& what) const {
         if (progress_) progress_(what);

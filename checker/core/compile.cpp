@@ -19,6 +19,7 @@ std::vector<std::string> nvcc_command(const CompileRequest& r) {
     cmd.push_back("-o");
     cmd.push_back(r.output);
     cmd.push_back(r.source);
+    for (const auto& lib : r.libraries) cmd.push_back("-l" + lib);
     return cmd;
 }
 

@@ -14,6 +14,7 @@ struct CompileRequest {
     std::string output;                     // the shared object to write
     std::vector<std::string> include_dirs;  // lesson header, common headers
     std::string arch;  // "sm_90" for the GPU present; empty: a default that needs no GPU
+    std::vector<std::string> libraries;  // linked in: "cublas" (a lesson's baselines)
 };
 
 // The default architecture when no GPU is present: compile-only, proves the file builds.

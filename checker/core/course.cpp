@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -26,6 +27,14 @@ std::optional<std::string> find_course_root(const std::string& start) {
 
 std::string CoursePaths::step_file(const LessonInfo& l, const StepInfo& s, bool solution) const {
     return root + (solution ? "/solutions/" : "/lessons/") + l.id + "/" + s.id + ".cu";
+}
+
+std::string CoursePaths::kit_dir() const {
+    if (const char* env = std::getenv("CUDALINGS_KIT_DIR")) return env;
+#ifdef CUDALINGS_KIT_DIR
+    if (::access(CUDALINGS_KIT_DIR "/kit.h", R_OK) == 0) return CUDALINGS_KIT_DIR;
+#endif
+    return tool_dir + "/kit";
 }
 
 std::string CoursePaths::reference_object(const LessonInfo& l, const StepInfo& s) const {

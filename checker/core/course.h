@@ -29,8 +29,15 @@ struct CoursePaths {
         return (include_root.empty() ? root : include_root) + "/lessons/";
     }
     std::string step_file(const LessonInfo& l, const StepInfo& s, bool solution) const;
+    // The lesson's checks (lesson.json, checks.cu, baselines.cu, fixtures/): the course's own,
+    // or, when grading submissions, the instructor's copy.
+    std::string checks_dir(const LessonInfo& l) const {
+        return (include_root.empty() ? root : include_root) + "/checks/" + l.id;
+    }
     std::string reference_object(const LessonInfo& l, const StepInfo& s) const;
     std::string runner() const { return tool_dir + "/cudalings-runner"; }
+    // The lesson kit's headers (checker/kit), which every lesson's checks include.
+    std::string kit_dir() const;
 };
 
 // Progress: which steps passed, and with which file contents.

@@ -1,5 +1,7 @@
 #include "hash.h"
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -133,6 +135,12 @@ std::string read_file(const std::string& path, bool* ok) {
     std::ostringstream contents;
     contents << in.rdbuf();
     return contents.str();
+}
+
+std::string file_identity(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return path + ":missing";
+    return path + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtime);
 }
 
 }  // namespace cudalings

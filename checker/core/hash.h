@@ -34,4 +34,7 @@ void random_key(unsigned char key[16]);
 std::string key_to_hex(const unsigned char key[16]);
 bool key_from_hex(std::string_view hex, unsigned char key[16]);
 
+// A file's identity for cache keys without reading it: its path, size and modification time.
+std::string file_identity(const std::string& path);
+
 }  // namespace cudalings

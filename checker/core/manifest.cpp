@@ -10,13 +10,90 @@
 
 namespace cudalings {
 
-Manifest parse_manifest(std::string_view text) {
-    nlohmann::json j;
+namespace {
+
+nlohmann::json parse_json(std::string_view text, const std::string& what) {
     try {
-        j = nlohmann::json::parse(text);
+        return nlohmann::json::parse(text);
     } catch (const std::exception& e) {
-        throw std::runtime_error(std::string("course.json is not valid JSON: ") + e.what());
+        throw std::runtime_error(what + " is not valid JSON: " + e.what());
     }
+}
+
+LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>& forbid,
+                        const std::string& where) {
+    LessonInfo lesson;
+    if (!jl.is_object() || !jl.contains("id") || !jl.contains("steps"))
+        throw std::runtime_error(where + ": a lesson needs an \"id\" and \"steps\"");
+    lesson.id = jl.at("id").get<std::string>();
+    lesson.title = jl.value("title", lesson.id);
+    lesson.problem = jl.value("problem", "");
+    for (const auto& js : jl.at("steps")) {
+        StepInfo step;
+        step.id = js.at("id").get<std::string>();
+        step.title = js.value("title", step.id);
+        step.hint = js.value("hint", "");
+        step.timed = js.value("timed", true);
+        step.problem = js.value("problem", lesson.problem);
+        if (js.contains("timed_size")) {
+            step.timed_size = parse_size(js.at("timed_size").get<std::string>());
+            if (!step.timed_size)
+                throw std::runtime_error(where + ": step " + step.id +
+                                         ": timed_size must read like \"2^24\" or \"1000\"");
+        }
+        auto allow = js.value("allow", std::vector<std::string>{});
+        for (const auto& lib : forbid)
+            if (std::find(allow.begin(), allow.end(), lib) == allow.end())
+                step.forbid.push_back(lib);
+        if (step.problem.empty())
+            throw std::runtime_error(where + ": step " + lesson.id + "/" + step.id +
+                                     " has no problem (give one to the lesson or the step)");
+        lesson.steps.push_back(step);
+    }
+    for (const auto& jb : jl.value("baselines", nlohmann::json::array())) {
+        BaselineInfo b;
+        b.problem = jb.value("problem", lesson.problem);
+        b.name = jb.at("name").get<std::string>();
+        b.title = jb.value("title", b.name);
+        lesson.baselines.push_back(b);
+    }
+    if (lesson.steps.empty())
+        throw std::runtime_error(where + ": lesson " + lesson.id + " has no steps");
+    return lesson;
+}
+
+}  // namespace
+
+std::uint64_t parse_size(const std::string& text) {
+    std::uint64_t value = 0;
+    std::size_t i = 0;
+    auto number = [&]() {
+        std::uint64_t v = 0;
+        std::size_t start = i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+            v = v * 10 + static_cast<std::uint64_t>(text[i++] - '0');
+        return i > start ? v : ~std::uint64_t{0};
+    };
+    value = number();
+    if (value == ~std::uint64_t{0}) return 0;
+    if (i < text.size() && text[i] == '^') {
+        ++i;
+        const std::uint64_t power = number();
+        if (value != 2 || power >= 63) return 0;
+        value = std::uint64_t{1} << power;
+    }
+    if (i < text.size() && (text[i] == '+' || text[i] == '-')) {
+        const char sign = text[i++];
+        const std::uint64_t offset = number();
+        if (offset == ~std::uint64_t{0}) return 0;
+        value = sign == '+' ? value + offset : value - offset;
+    }
+    return i == text.size() ? value : 0;
+}
+
+Manifest parse_manifest(std::string_view text,
+                        const std::function<std::string(const std::string&)>& read_part) {
+    const nlohmann::json j = parse_json(text, "course.json");
     Manifest m;
     if (!j.contains("lessons") || !j["lessons"].is_array())
         throw std::runtime_error("course.json: \"lessons\" must be an array");
@@ -24,46 +101,35 @@ Manifest parse_manifest(std::string_view text) {
     // not call the library that provides it.
     std::vector<std::string> forbid =
         j.value("forbid", std::vector<std::string>{"cub", "thrust", "cublas"});
-    for (const auto& jl : j["lessons"]) {
-        LessonInfo lesson;
-        lesson.id = jl.at("id").get<std::string>();
-        lesson.title = jl.value("title", lesson.id);
-        lesson.spec = jl.value("spec", "");
-        for (const auto& js : jl.at("steps")) {
-            StepInfo step;
-            step.id = js.at("id").get<std::string>();
-            step.title = js.value("title", step.id);
-            step.hint = js.value("hint", "");
-            step.timed = js.value("timed", true);
-            step.spec = js.value("spec", lesson.spec);
-            auto allow = js.value("allow", std::vector<std::string>{});
-            for (const auto& lib : forbid)
-                if (std::find(allow.begin(), allow.end(), lib) == allow.end())
-                    step.forbid.push_back(lib);
-            if (step.spec.empty())
-                throw std::runtime_error("course.json: step " + lesson.id + "/" + step.id +
-                                         " has no spec (give one to the lesson or the step)");
-            lesson.steps.push_back(step);
+    for (const auto& entry : j["lessons"]) {
+        if (entry.is_string()) {
+            const std::string id = entry.get<std::string>();
+            const std::string where = "checks/" + id + "/lesson.json";
+            if (!read_part) throw std::runtime_error("course.json: no way to read " + where);
+            LessonInfo lesson = parse_lesson(parse_json(read_part(id), where), forbid, where);
+            if (lesson.id != id)
+                throw std::runtime_error(where + ": its id is \"" + lesson.id + "\", not \"" + id +
+                                         "\"");
+            m.lessons.push_back(lesson);
+        } else {
+            m.lessons.push_back(parse_lesson(entry, forbid, "course.json"));
         }
-        for (const auto& jb : jl.value("baselines", nlohmann::json::array())) {
-            BaselineInfo b;
-            b.spec = jb.value("spec", lesson.spec);
-            b.name = jb.at("name").get<std::string>();
-            b.title = jb.value("title", b.name);
-            lesson.baselines.push_back(b);
-        }
-        if (lesson.steps.empty())
-            throw std::runtime_error("course.json: lesson " + lesson.id + " has no steps");
-        m.lessons.push_back(lesson);
     }
     return m;
 }
 
-Manifest load_manifest(const std::string& path) {
+Manifest load_manifest(const std::string& root) {
     bool ok = false;
+    const std::string path = root + "/course.json";
     std::string text = read_file(path, &ok);
     if (!ok) throw std::runtime_error("cannot read " + path);
-    return parse_manifest(text);
+    return parse_manifest(text, [&](const std::string& id) {
+        bool found = false;
+        const std::string part = root + "/checks/" + id + "/lesson.json";
+        std::string t = read_file(part, &found);
+        if (!found) throw std::runtime_error("cannot read " + part);
+        return t;
+    });
 }
 
 namespace {

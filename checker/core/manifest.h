@@ -1,7 +1,10 @@
-// The course manifest (course.json at the course root): lessons and steps in order, with a
-// title and a hint per step. One file serves the whole course.
+// The course manifest: course.json at the course root gives the lessons in order (and the
+// libraries no step may use); each lesson's own part, checks/NN_topic/lesson.json, gives its
+// steps in order (title, hint, the problem that checks it) and its library baselines.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,23 +16,24 @@ struct StepInfo {
     std::string id;     // "02_grid_stride_loop" (the file name without .cu)
     std::string title;  // "Grid-stride loop"
     std::string hint;
-    bool timed = true;  // false: correctness only
-    std::string spec;   // the runner's spec for this step (defaults to the lesson's)
+    bool timed = true;             // false: correctness only
+    std::string problem;           // the problem of the lesson's checks (defaults to the lesson's)
+    std::uint64_t timed_size = 0;  // > 0: the size of the step's timed cases ("2^24")
     std::vector<std::string>
         forbid;  // libraries this step may not use (course default less "allow")
 };
 
 // A library routine timed beside a lesson's steps (e.g. cub::DeviceReduce::Sum).
 struct BaselineInfo {
-    std::string spec;   // the runner spec that provides it
-    std::string name;   // its name within that spec
-    std::string title;  // "cub::DeviceReduce::Sum"
+    std::string problem;  // the problem it solves (its signature)
+    std::string name;     // its name within the lesson's baselines
+    std::string title;    // "cub::DeviceReduce::Sum"
 };
 
 struct LessonInfo {
-    std::string id;     // "01_vector_add"
-    std::string title;  // "Vector add"
-    std::string spec;   // the runner's spec for this lesson: "vector_add"
+    std::string id;       // "01_vector_add"
+    std::string title;    // "Vector add"
+    std::string problem;  // the default problem of its steps: "vector_add"
     std::vector<StepInfo> steps;
     std::vector<BaselineInfo> baselines;
 };
@@ -38,9 +42,14 @@ struct Manifest {
     std::vector<LessonInfo> lessons;
 };
 
-// Throws std::runtime_error with a readable message on malformed input.
-Manifest parse_manifest(std::string_view json_text);
-Manifest load_manifest(const std::string& path);
+// Throws std::runtime_error with a readable message on malformed input. In course.json a lesson
+// is its id (its part is then read with `read_part`, given the id) or, for tests, the part itself.
+Manifest parse_manifest(std::string_view course_json,
+                        const std::function<std::string(const std::string&)>& read_part = {});
+// course.json at `root`, with every lesson's part from root/checks/<id>/lesson.json.
+Manifest load_manifest(const std::string& root);
+// "2^24", "2^20+3", "1000" -> the number (0 when it is not one).
+std::uint64_t parse_size(const std::string& text);
 
 // A step's place in the course.
 struct StepRef {

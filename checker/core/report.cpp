@@ -38,7 +38,7 @@ std::string format_rate(double gbps) {
     return gbps >= 1000 ? fixed(gbps / 1000, 2) + " TB/s" : fixed(gbps, 1) + " GB/s";
 }
 
-void render_case(std::ostringstream& s, const CaseReport& c, const RenderOptions& o) {
+void render_case(std::ostringstream& s, const CaseResult& c, const RenderOptions& o) {
     s << "  " << paint(o, colour_of(c.verdict), "x") << " " << c.name << ": " << name(c.verdict);
     if (!c.reason.empty()) s << " (" << c.reason << ")";
     if (c.wrong > 0)
@@ -147,26 +147,29 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
     if (r.findings.size() > 5 && !o.verbose)
         s << "  (" << r.findings.size() - 5 << " more sanitizer findings: -v shows all)\n";
     if (!r.sanitizer_note.empty()) s << "  sanitizer: " << r.sanitizer_note << "\n";
-    const TimingReport& t = r.timing;
-    if (t.present) {
-        s << "  time     n = " << format_size(t.n) << ": " << format_time_us(t.learner.median_us)
-          << " ±" << fixed(100 * t.learner.spread(), 1) << "%  " << format_rate(t.gbps(t.learner));
+    for (const auto& t : r.timings) {
+        std::string size = t.size.rfind("n=", 0) == 0 ? "n = " + t.size.substr(2) : t.size;
+        s << "  time     " << (t.column.empty() ? "" : t.column + ", ") << size << ": "
+          << format_time_us(t.learner.median_us) << " ±" << fixed(100 * t.learner.spread(), 1)
+          << "%  " << format_rate(t.gbps(t.learner));
         if (t.copy_gbps > 0)
             s << "  " << fixed(t.percent_of_copy(t.learner), 1) << "% of copy bandwidth ("
               << format_rate(t.copy_gbps) << ")";
         s << "\n";
         if (t.reference.present) {
-            double speed = t.speed_vs_reference();
             s << "  ref      " << format_time_us(t.reference.median_us) << " ±"
               << fixed(100 * t.reference.spread(), 1) << "%  " << format_rate(t.gbps(t.reference))
-              << "  -> yours runs at " << fixed(speed, 2) << "x the reference's speed\n";
+              << "  -> yours runs at " << fixed(t.speed_vs_reference(), 2)
+              << "x the reference's speed\n";
         }
         if (t.copy_gbps > 0)
             s << "  floor    " << format_time_us(t.floor_us()) << " (" << fixed(t.bytes / 1e9, 2)
               << " GB at the copy rate)\n";
         if (!t.note.empty()) s << "  note: " << t.note << "\n";
     }
+    for (const auto& note : r.notes) s << "  note: " << note << "\n";
     bool failed = r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped;
+    if (failed && !r.advice.empty()) s << "  advice: " << r.advice << "\n";
     if (failed && r.verdict != Verdict::Rejected && !r.hint.empty())
         s << "  hint: " << r.hint << "\n";
     s << paint(o, colour_of(r.verdict), std::string(name(r.verdict)));
@@ -181,60 +184,111 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
 
 namespace {
 
-// A staircase row's derived figures. Speedups compare rates (bytes per second), so rows timed
-// at different sizes still compare; the first row is the base (1.00x, no previous).
-struct StairFigures {
-    double gbps = 0, percent_of_copy = 0, vs_first = 1, vs_previous = 1;
-    bool has_previous = false;
+// A staircase cell's derived figures. Speed-ups compare rates (bytes per second) of cells that
+// measure the same thing: the same column, size and bytes moved. The first such cell is the base
+// (1.00x, no previous); a cell with none before it has no ratios.
+struct CellFigures {
+    double gbps = 0, percent_of_copy = 0, vs_first = 0, vs_previous = 0;
+    bool has_first = false, has_previous = false;
 };
 
-std::vector<StairFigures> stair_figures(const Staircase& st) {
-    std::vector<StairFigures> out;
-    double first = 0, previous = 0;
-    for (const auto& r : st.rows) {
-        StairFigures f;
-        f.gbps = r.median_us > 0 ? r.bytes / r.median_us / 1e3 : 0;
-        f.percent_of_copy = st.copy_gbps > 0 ? 100 * f.gbps / st.copy_gbps : 0;
-        f.has_previous = first > 0;
-        if (f.has_previous) {
-            f.vs_first = f.gbps / first;
-            f.vs_previous = f.gbps / previous;
-        } else {
-            first = f.gbps;
+std::vector<std::vector<CellFigures>> stair_figures(const Staircase& st) {
+    std::vector<std::vector<CellFigures>> out;
+    struct Seen {
+        std::string key;
+        double first, previous;
+    };
+    std::vector<Seen> seen;
+    for (const auto& row : st.rows) {
+        std::vector<CellFigures> figures;
+        for (const auto& c : row.cells) {
+            CellFigures f;
+            f.gbps = c.median_us > 0 ? c.bytes / c.median_us / 1e3 : 0;
+            f.percent_of_copy = st.copy_gbps > 0 ? 100 * f.gbps / st.copy_gbps : 0;
+            const std::string key = c.column + "|" + c.size + "|" + format_number(c.bytes, 12);
+            auto it = std::find_if(seen.begin(), seen.end(), [&](auto& s) { return s.key == key; });
+            if (it == seen.end()) {
+                seen.push_back({key, f.gbps, f.gbps});
+                f.has_first = true;
+                f.vs_first = 1;
+            } else {
+                f.has_first = f.has_previous = true;
+                f.vs_first = it->first > 0 ? f.gbps / it->first : 0;
+                f.vs_previous = it->previous > 0 ? f.gbps / it->previous : 0;
+                it->previous = f.gbps;
+            }
+            figures.push_back(f);
         }
-        previous = f.gbps;
-        out.push_back(f);
+        out.push_back(figures);
     }
     return out;
+}
+
+std::vector<std::string> columns_of(const Staircase& st) {
+    std::vector<std::string> columns;
+    for (const auto& row : st.rows)
+        for (const auto& c : row.cells)
+            if (std::find(columns.begin(), columns.end(), c.column) == columns.end())
+                columns.push_back(c.column);
+    return columns;
 }
 
 }  // namespace
 
 std::string render_staircase(const Staircase& st, const RenderOptions& o) {
     std::ostringstream s;
-    s << paint(o, "\033[1m", st.lesson + " staircase") << " (n = " << format_size(st.n)
-      << ", median of each)\n";
+    s << paint(o, "\033[1m", st.lesson + " staircase") << " (median of each; ratios compare rows "
+      << "that move the same bytes at the same size)\n";
+    const auto columns = columns_of(st);
+    const auto figures = stair_figures(st);
     std::size_t width = 4;
     for (const auto& r : st.rows) width = std::max(width, r.label.size());
     auto pad = [&](const std::string& text) {
-        return text + std::string(width - text.size() + 2, ' ');
+        return text + std::string(width - std::min(width, text.size()) + 2, ' ');
     };
-    s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev\n";
-    auto figures = stair_figures(st);
+    if (columns.size() <= 1) {
+        s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev  size\n";
+        for (std::size_t i = 0; i < st.rows.size(); ++i) {
+            const auto& r = st.rows[i];
+            for (std::size_t k = 0; k < r.cells.size(); ++k) {
+                const auto& c = r.cells[k];
+                const auto& f = figures[i][k];
+                char line[200];
+                std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%",
+                              format_time_us(c.median_us).c_str(), format_rate(f.gbps).c_str(),
+                              f.percent_of_copy);
+                s << "  " << pad(r.label) << line;
+                if (f.has_previous)
+                    std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", f.vs_first, f.vs_previous);
+                else
+                    std::snprintf(line, sizeof line, "  %7s  %7s", f.has_first ? "1.00x" : "-",
+                                  "-");
+                s << line << "  " << c.size << "\n";
+            }
+        }
+        return s.str();
+    }
+    // One column per timed problem: time and % of the copy rate in each.
+    s << "  " << pad("step");
+    for (const auto& col : columns) {
+        char head[64];
+        std::snprintf(head, sizeof head, "  %18s", col.substr(0, 18).c_str());
+        s << head;
+    }
+    s << "\n";
     for (std::size_t i = 0; i < st.rows.size(); ++i) {
         const auto& r = st.rows[i];
-        const auto& f = figures[i];
-        char line[160];
-        std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%", format_time_us(r.median_us).c_str(),
-                      format_rate(f.gbps).c_str(), f.percent_of_copy);
-        s << "  " << pad(r.label) << line;
-        if (f.has_previous) {
-            std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", f.vs_first, f.vs_previous);
-            s << line;
-        } else {
-            s << "     1.00x        -";
+        s << "  " << pad(r.label);
+        for (const auto& col : columns) {
+            std::string cell = "-";
+            for (std::size_t k = 0; k < r.cells.size(); ++k)
+                if (r.cells[k].column == col)
+                    cell = format_time_us(r.cells[k].median_us) + " " +
+                           fixed(figures[i][k].percent_of_copy, 0) + "%";
+            char text[64];
+            std::snprintf(text, sizeof text, "  %18s", cell.c_str());
+            s << text;
         }
-        if (r.n && r.n != st.n) s << "   (n = " << format_size(r.n) << ")";
         s << "\n";
     }
     return s.str();
@@ -242,21 +296,28 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
 
 nlohmann::json to_json(const Staircase& st) {
     nlohmann::json rows = nlohmann::json::array();
-    auto figures = stair_figures(st);
+    const auto figures = stair_figures(st);
     for (std::size_t i = 0; i < st.rows.size(); ++i) {
         const auto& r = st.rows[i];
-        const auto& f = figures[i];
+        nlohmann::json cells = nlohmann::json::array();
+        for (std::size_t k = 0; k < r.cells.size(); ++k) {
+            const auto& c = r.cells[k];
+            const auto& f = figures[i][k];
+            nlohmann::json cell{{"column", c.column}, {"median_us", c.median_us},
+                                {"gbps", f.gbps},     {"percent_of_copy", f.percent_of_copy},
+                                {"n", c.n},           {"size", c.size},
+                                {"bytes", c.bytes}};
+            cell["vs_first"] = f.has_first ? nlohmann::json(f.vs_first) : nlohmann::json();
+            cell["vs_previous"] = f.has_previous ? nlohmann::json(f.vs_previous) : nlohmann::json();
+            cells.push_back(cell);
+        }
         rows.push_back({{"label", r.label},
                         {"title", r.title},
+                        {"problem", r.problem},
                         {"baseline", r.baseline},
-                        {"median_us", r.median_us},
-                        {"gbps", f.gbps},
-                        {"percent_of_copy", f.percent_of_copy},
-                        {"n", r.n ? r.n : st.n},
-                        {"vs_first", f.vs_first},
-                        {"vs_previous", f.vs_previous}});
+                        {"cells", cells}});
     }
-    return {{"lesson", st.lesson}, {"n", st.n}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
+    return {{"lesson", st.lesson}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
 }
 
 nlohmann::json to_json(const StepReport& r) {
@@ -270,14 +331,22 @@ nlohmann::json to_json(const StepReport& r) {
     j["seed"] = format_seed(r.seed);
     j["gpu"] = r.gpu;
     j["seconds"] = r.seconds;
+    double warmup = 0, sampling = 0, untimed = 0;
+    int rounds = 0;
+    for (const auto& t : r.timings) {
+        warmup += t.warmup_ms;
+        sampling += t.sampling_ms;
+        untimed += t.untimed_ms;
+        rounds += t.warmup_rounds;
+    }
     j["profile_ms"] = {{"runner_startup", r.runner_startup_ms},
                        {"cases", r.cases_ms},
                        {"timing", r.timing_ms},
                        {"runner", r.runner_ms},
-                       {"timing_warmup", r.timing.warmup_ms},
-                       {"timing_warmup_rounds", r.timing.warmup_rounds},
-                       {"timing_sampling", r.timing.sampling_ms},
-                       {"timing_untimed", r.timing.untimed_ms}};
+                       {"timing_warmup", warmup},
+                       {"timing_warmup_rounds", rounds},
+                       {"timing_sampling", sampling},
+                       {"timing_untimed", untimed}};
     j["compile"] = {{"cached", r.compile_cached},
                     {"seconds", r.compile_seconds},
                     {"output", r.compiler_output}};
@@ -285,22 +354,8 @@ nlohmann::json to_json(const StepReport& r) {
     for (const auto& d : r.diagnostics)
         j["compile"]["diagnostics"].push_back(
             {{"file", d.file}, {"line", d.line}, {"severity", d.severity}, {"message", d.message}});
-    j["cases"] = json::array();
-    for (const auto& c : r.cases) {
-        json jc{{"index", c.index},
-                {"name", c.name},
-                {"n", c.n},
-                {"verdict", std::string(name(c.verdict))},
-                {"reason", c.reason},
-                {"detail", c.detail},
-                {"wrong", c.wrong},
-                {"unwritten", c.unwritten},
-                {"tolerance", c.tolerance}};
-        jc["first"] = json::array();
-        for (const auto& m : c.first)
-            jc["first"].push_back({{"index", m.index}, {"got", m.got}, {"expected", m.expected}});
-        j["cases"].push_back(jc);
-    }
+    j["problem"] = r.problem;
+    j["cases"] = r.cases;
     j["pattern"] = r.pattern;
     j["sanitizer"] = {{"note", r.sanitizer_note}, {"findings", json::array()}};
     for (const auto& f : r.findings)
@@ -310,28 +365,23 @@ nlohmann::json to_json(const StepReport& r) {
                                               {"line", f.line},
                                               {"detail", f.detail}});
     j["hint"] = r.hint;
-    if (r.timing.present) {
-        const auto& t = r.timing;
-        auto side = [&](const TimingSide& s) {
-            return json{{"median_us", s.median_us}, {"p25_us", s.p25_us},
-                        {"p75_us", s.p75_us},       {"min_us", s.min_us},
-                        {"samples", s.samples},     {"stop", s.stop},
-                        {"gbps", t.gbps(s)},        {"percent_of_copy", t.percent_of_copy(s)}};
-        };
-        j["timing"] = {{"n", t.n},
-                       {"bytes", t.bytes},
-                       {"copy_gbps", t.copy_gbps},
-                       {"floor_us", t.floor_us()},
-                       {"learner", side(t.learner)},
-                       {"host_median_us", t.host_median_us},
-                       {"note", t.note}};
+    j["timings"] = json::array();
+    for (const auto& t : r.timings) {
+        json jt = t;
+        jt["learner"]["gbps"] = t.gbps(t.learner);
+        jt["learner"]["percent_of_copy"] = t.percent_of_copy(t.learner);
         if (t.reference.present) {
-            j["timing"]["reference"] = side(t.reference);
-            j["timing"]["speed_vs_reference"] = t.speed_vs_reference();
+            jt["reference"]["gbps"] = t.gbps(t.reference);
+            jt["reference"]["percent_of_copy"] = t.percent_of_copy(t.reference);
+            jt["speed_vs_reference"] = t.speed_vs_reference();
         }
-    } else {
-        j["timing"] = nullptr;
+        jt["floor_us"] = t.floor_us();
+        j["timings"].push_back(jt);
     }
+    // The first timed problem, as before several existed (scripts read "timing").
+    j["timing"] = r.timings.empty() ? json() : j["timings"][0];
+    j["notes"] = r.notes;
+    j["advice"] = r.advice;
     return j;
 }
 
@@ -344,30 +394,11 @@ StepReport step_report_from_json(const nlohmann::json& j) {
     r.reason = j.value("reason", "");
     r.seed = std::stoull(j.value("seed", "0"), nullptr, 16);
     r.gpu = j.value("gpu", "");
-    for (const auto& jc : j.value("cases", nlohmann::json::array())) {
-        CaseReport c;
-        c.index = jc.value("index", 0);
-        c.name = jc.value("name", "");
-        c.n = jc.value("n", std::uint64_t{0});
-        parse_verdict(jc.value("verdict", "SKIPPED"), c.verdict);
-        c.reason = jc.value("reason", "");
-        c.wrong = jc.value("wrong", std::uint64_t{0});
-        c.unwritten = jc.value("unwritten", std::uint64_t{0});
-        r.cases.push_back(c);
-    }
-    if (j.contains("timing") && j["timing"].is_object()) {
-        const auto& jt = j["timing"];
-        r.timing.present = true;
-        r.timing.n = jt.value("n", std::uint64_t{0});
-        r.timing.bytes = jt.value("bytes", 0.0);
-        r.timing.copy_gbps = jt.value("copy_gbps", 0.0);
-        r.timing.learner.present = true;
-        r.timing.learner.median_us = jt["learner"].value("median_us", 0.0);
-        if (jt.contains("reference")) {
-            r.timing.reference.present = true;
-            r.timing.reference.median_us = jt["reference"].value("median_us", 0.0);
-        }
-    }
+    r.problem = j.value("problem", "");
+    r.cases = j.value("cases", std::vector<CaseResult>{});
+    r.timings = j.value("timings", std::vector<TimingResult>{});
+    r.notes = j.value("notes", std::vector<std::string>{});
+    r.advice = j.value("advice", "");
     return r;
 }
 

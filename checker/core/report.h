@@ -8,67 +8,11 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "compile.h"
+#include "protocol.h"
 #include "sanitize.h"
 #include "verdict.h"
 
 namespace cudalings {
-
-struct Mismatch {
-    std::uint64_t index = 0;
-    std::string got;
-    std::string expected;
-};
-
-struct CaseReport {
-    int index = 0;
-    std::string name;  // "n=33, uniform in [-1, 1)"
-    std::uint64_t n = 0;
-    Verdict verdict = Verdict::Skipped;
-    std::string reason;  // sub-reason: "values", "unwritten", "input modified", the CUDA error
-    std::string detail;  // one sentence for the learner
-    std::uint64_t wrong = 0;
-    std::uint64_t unwritten = 0;
-    std::uint64_t checked = 0;  // output elements compared (n for a map, 1 for a sum)
-    std::vector<Mismatch> first;
-    std::string tolerance;
-};
-
-struct TimingSide {
-    bool present = false;
-    double median_us = 0;
-    double p25_us = 0;
-    double p75_us = 0;
-    double min_us = 0;
-    int samples = 0;
-    std::string stop;  // why sampling stopped
-    double spread() const { return median_us > 0 ? (p75_us - p25_us) / median_us : 0; }
-};
-
-struct TimingReport {
-    bool present = false;
-    std::uint64_t n = 0;
-    double bytes = 0;      // minimal bytes moved per call (reads + writes)
-    double copy_gbps = 0;  // this GPU's measured device-to-device copy rate (r + w)
-    TimingSide learner, reference;
-    std::string note;           // e.g. work found outside the given stream
-    double host_median_us = 0;  // the host clock around the learner's timed calls
-    // Inside the timing phase (milliseconds): warm-up, the sampling loop, and the untimed work
-    // in that loop (fresh inputs, L2 flushes, verification).
-    double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
-    int warmup_rounds = 0;
-    double gbps(const TimingSide& s) const {
-        return s.median_us > 0 ? bytes / s.median_us / 1e3 : 0;
-    }
-    double percent_of_copy(const TimingSide& s) const {
-        return copy_gbps > 0 ? 100 * gbps(s) / copy_gbps : 0;
-    }
-    double floor_us() const { return copy_gbps > 0 ? bytes / copy_gbps / 1e3 : 0; }
-    // learner's speed relative to the reference: 1.10 means 10% faster than the reference
-    double speed_vs_reference() const {
-        return learner.median_us > 0 && reference.present ? reference.median_us / learner.median_us
-                                                          : 0;
-    }
-};
 
 struct StepReport {
     std::string step;  // "01_vector_add/01_one_thread_per_element"
@@ -82,9 +26,19 @@ struct StepReport {
     double compile_seconds = 0;
     std::vector<Diagnostic> diagnostics;
     std::string compiler_output;  // capped
-    std::vector<CaseReport> cases;
-    std::string pattern;  // the size class that fails, when there is one
-    TimingReport timing;
+    std::string problem;          // the problem of the lesson's checks that judged it
+    std::vector<CaseResult> cases;
+    std::string pattern;                     // the size class that fails, when there is one
+    std::vector<TimingResult> timings;       // one per timed problem (column)
+    Verdict timing_verdict = Verdict::Pass;  // the timing phase crashed or hung
+    std::string timing_error;                // what happened then, in words
+    std::string advice;  // what the lesson says about this verdict (a TIMEOUT in a look-back...)
+    // The problem's advice per verdict, as the runner announced it (for verdicts it cannot
+    // report itself: a hang ends the runner).
+    std::vector<std::pair<std::string, std::string>> advice_by_verdict;
+    std::string load_error;                  // the built file could not be used by the runner
+    std::string internal_error;              // the runner failed (the checker's fault)
+    std::vector<std::string> notes;          // what could not be checked, and why
     std::vector<SanitizerFinding> findings;  // from --sanitize
     std::string sanitizer_note;              // e.g. "compute-sanitizer not found"
     std::string hint;
@@ -103,19 +57,26 @@ struct RenderOptions {
 std::string render_text(const StepReport& r, const RenderOptions& options);
 
 // The staircase: every timed step of a lesson that passed, in order, then the library
-// baselines measured in the same run — the table that shows what each idea buys.
+// baselines measured in the same run — the table that shows what each idea buys. A row has one
+// cell per timed problem of its step (one column per distribution, say). Speed-ups compare a
+// row only with rows of the same problem, column and size.
+struct StaircaseCell {
+    std::string column;  // "" when the problem has one timed case
+    double median_us = 0;
+    double bytes = 0;
+    std::uint64_t n = 0;
+    std::string size;  // "n=2^28", "16384×16384"
+};
 struct StaircaseRow {
     std::string label;  // "01_interleaved" or "cub::DeviceReduce::Sum"
     std::string title;
-    double median_us = 0;
-    double bytes = 0;
+    std::string problem;
     bool baseline = false;
-    std::uint64_t n = 0;  // the timed size, when it differs from the lesson's
+    std::vector<StaircaseCell> cells;
 };
 struct Staircase {
     std::string lesson;
     double copy_gbps = 0;
-    std::uint64_t n = 0;
     std::vector<StaircaseRow> rows;
 };
 std::string render_staircase(const Staircase& s, const RenderOptions& options);

@@ -79,8 +79,8 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
     cudaError_t returned = call(s);
     end.record(s);
     cudaError_t synced = dev::sync_device_status();
-    if (returned != cudaSuccess) throw harness::LearnerError{returned, true};
-    if (synced != cudaSuccess) throw harness::LearnerError{synced, false};
+    if (returned != cudaSuccess) throw LearnerError{returned, true};
+    if (synced != cudaSuccess) throw LearnerError{synced, false};
     after_sync.record(s);
     after_sync.wait();
     Sample sample;
@@ -171,9 +171,9 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         mine_samples.add(time_one(learner, s));
         // Every timed output is verified (untimed).
         untimed = Clock::now();
-        harness::CaseOutcome check = run.verify_learner(s);
+        kit::Outcome check = run.verify_learner(s);
         t.untimed_ms += ms_since(untimed);
-        if (check.status != "pass") {
+        if (!check.pass()) {
             t.verified = false;
             t.failed_sample = static_cast<int>(mine.size()) - 1;
             t.failure = check;

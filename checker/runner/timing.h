@@ -10,9 +10,28 @@
 #include <string>
 
 #include "../core/stats.h"
-#include "spec.h"
+#include "kit.h"
 
 namespace runner {
+
+// One prepared timed call: the step (or a library baseline) and the reference, each on its own
+// outputs.
+struct TimedRun {
+    virtual ~TimedRun() = default;
+    virtual cudaError_t learner(cudaStream_t s) = 0;
+    virtual cudaError_t reference(cudaStream_t s) = 0;
+    // Checks the output of the most recent learner call.
+    virtual kit::Outcome verify_learner(cudaStream_t s) = 0;
+    // New inputs (and expected results) for the next timed call, and the outputs poisoned
+    // again, so a step that replays a cached result fails. False when it cannot.
+    virtual bool refresh(cudaStream_t s, std::uint64_t seed) = 0;
+};
+
+// A CUDA error raised by a learner's call (returned, or found at the device sync after it).
+struct LearnerError {
+    cudaError_t code;
+    bool returned;  // returned by the host function rather than found by the sync
+};
 
 struct SideTiming {
     cudalings::Summary summary;  // microseconds
@@ -28,7 +47,7 @@ struct PairTiming {
     bool verified = true;
     bool refreshed = false;
     int failed_sample = -1;
-    harness::CaseOutcome failure;
+    kit::Outcome failure;
     // The host clock around each timed learner call (microseconds), for the cross-check.
     cudalings::Summary learner_host;
     // Where the time went (milliseconds): warm-up, the sampling loop, and the untimed work
@@ -37,7 +56,7 @@ struct PairTiming {
     int warmup_rounds = 0;
 };
 
-// Throws harness::LearnerError when a learner call fails.
+// Throws LearnerError when a learner call fails.
 // `tick` is called after every sample (a heartbeat for the supervisor).
 PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference,
                      const std::function<void()>& tick = {});

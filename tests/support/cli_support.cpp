@@ -52,6 +52,7 @@ std::string course_with(const std::string& fixture, const std::string& step_file
     fs::create_directories(root);
     fs::copy(src / "course.json", root / "course.json");
     fs::copy(src / "lessons", root / "lessons", fs::copy_options::recursive);
+    fs::create_directory_symlink(src / "checks", root / "checks");
     fs::copy_file(fixture, root / "lessons" / step_file, fs::copy_options::overwrite_existing);
     return root.string();
 }
@@ -103,6 +104,7 @@ FixtureSpec read_fixture(const std::string& path) {
     std::string flags, needs, timing;
     while (std::getline(in, line)) {
         value("expect", spec.expect);
+        value("emulated", spec.emulated);
         value("reason", spec.reason);
         value("step", spec.step);
         value("flags", flags);
@@ -114,8 +116,8 @@ FixtureSpec read_fixture(const std::string& path) {
     spec.needs_gpu = needs != "cpu";
     spec.timing = timing == "yes";
     if (spec.step.empty()) {
-        // default: the first step of the lesson the fixture's folder is named after
-        std::string lesson = fs::path(path).parent_path().filename().string();
+        // default: the first step of the lesson whose checks/NN_topic/fixtures/ holds it
+        std::string lesson = fs::path(path).parent_path().parent_path().filename().string();
         std::vector<std::string> steps;
         for (auto& e : fs::directory_iterator(fs::path(CUDALINGS_SOURCE_DIR) / "lessons" / lesson))
             if (e.path().extension() == ".cu" &&
@@ -129,10 +131,11 @@ FixtureSpec read_fixture(const std::string& path) {
 
 std::vector<FixtureSpec> all_fixtures() {
     std::vector<FixtureSpec> out;
-    fs::path root = fs::path(CUDALINGS_SOURCE_DIR) / "tests" / "fixtures";
+    fs::path root = fs::path(CUDALINGS_SOURCE_DIR) / "checks";
     for (const auto& lesson : fs::directory_iterator(root)) {
-        if (!lesson.is_directory()) continue;
-        for (const auto& file : fs::directory_iterator(lesson.path()))
+        const fs::path dir = lesson.path() / "fixtures";
+        if (!fs::is_directory(dir)) continue;
+        for (const auto& file : fs::directory_iterator(dir))
             if (file.path().extension() == ".cu") out.push_back(read_fixture(file.path().string()));
     }
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.path < b.path; });
@@ -148,6 +151,7 @@ std::string make_submission(const FixtureSpec& fixture, const std::string& paren
     fs::copy(src / "lessons", root / "lessons", fs::copy_options::recursive);
     fs::create_directory_symlink(src / "solutions", root / "solutions");
     fs::create_directory_symlink(src / "checker", root / "checker");
+    fs::create_directory_symlink(src / "checks", root / "checks");
     fs::copy_file(fixture.path, root / "lessons" / fixture.step,
                   fs::copy_options::overwrite_existing);
     return root.string();

@@ -16,8 +16,8 @@ std::string fresh_state_dir();
 Run cudalings(std::vector<std::string> args, const std::string& state = fresh_state_dir(),
               const std::string& cwd = CUDALINGS_SOURCE_DIR);
 
-// A copy of the course (manifest and lessons/) where `fixture` replaces `step_file`
-// (relative to lessons/, e.g. "01_vector_add/01_one_thread_per_element.cu").
+// A copy of the course (manifest, lessons/, and checks/ linked) where `fixture` replaces
+// `step_file` (relative to lessons/, e.g. "01_vector_add/01_one_thread_per_element.cu").
 std::string course_with(const std::string& fixture, const std::string& step_file);
 void remove_course(const std::string& root);
 
@@ -27,10 +27,12 @@ std::string gpu_absent_reason();
 // A bad-submission fixture's header lines:
 //   // expect: VERDICT      // reason: substring      // step: lesson/step.cu
 //   // flags: --sanitize    // needs: cpu|gpu          // timing: yes
+//   // emulated: VERDICT  (the verdict under the CPU emulator, where it is asserted)
 struct FixtureSpec {
     std::string path;
     std::string name;  // file name without .cu
     std::string expect;
+    std::string emulated;  // the verdict under the CPU emulator, when it differs or is asserted
     std::string reason;
     std::string step;  // the step whose file the fixture replaces (relative to lessons/)
     std::vector<std::string> flags;

@@ -56,7 +56,7 @@ TEST_CASE("hint prints the step's hint from the manifest", "[cli]") {
 
 TEST_CASE("a compile error is reported with the learner's file and line", "[cli]") {
     auto root = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1"});
     CHECK(r.code == 1);
@@ -72,7 +72,7 @@ TEST_CASE("a compile error is reported with the learner's file and line", "[cli]
 
 TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
     auto root = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     fs::remove(fs::path(root) / "lessons/01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1"});
@@ -117,7 +117,7 @@ TEST_CASE("grade checks every submission, writes each result, and survives bad o
         std::string(CUDALINGS_SOURCE_DIR) + "/solutions/01_vector_add/01_one_thread_per_element.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto bad = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/compile_error.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto empty =
         fs::temp_directory_path() / ("cudalings_empty_submission_" + std::to_string(::getpid()));
@@ -167,7 +167,7 @@ TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in o
 
 TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner's line", "[cli]") {
     auto root = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/tests/fixtures/01_vector_add/one_past_end.cu",
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/one_past_end.cu",
         "01_vector_add/01_one_thread_per_element.cu");
     auto r = cudalings({"--root", root, "check", "1/1", "--emulate", "--json"});
     auto j = nlohmann::json::parse(r.out);

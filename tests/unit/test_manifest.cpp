@@ -12,11 +12,11 @@ using namespace cudalings;
 namespace {
 const char* kCourse = R"({
   "lessons": [
-    {"id": "01_vector_add", "title": "Vector add", "spec": "vector_add", "steps": [
+    {"id": "01_vector_add", "title": "Vector add", "problem": "vector_add", "steps": [
       {"id": "01_one_thread_per_element", "title": "One", "hint": "h1"},
       {"id": "02_grid_stride_loop", "title": "Two", "hint": "h2"},
       {"id": "03_float4", "title": "Three"}]},
-    {"id": "02_reduce", "title": "Reduce", "spec": "reduce", "steps": [
+    {"id": "02_reduce", "title": "Reduce", "problem": "reduce_sum", "steps": [
       {"id": "01_interleaved", "title": "A", "timed": false},
       {"id": "02_strided_index", "title": "B"}]}
   ]
@@ -35,7 +35,8 @@ std::vector<std::pair<std::size_t, std::size_t>> resolve(const Manifest& m, cons
 TEST_CASE("the manifest gives lessons and steps in order", "[manifest]") {
     Manifest m = parse_manifest(kCourse);
     REQUIRE(m.lessons.size() == 2);
-    CHECK(m.lessons[0].spec == "vector_add");
+    CHECK(m.lessons[0].problem == "vector_add");
+    CHECK(m.lessons[0].steps[0].problem == "vector_add");
     CHECK(m.lessons[0].steps.size() == 3);
     CHECK(m.lessons[0].steps[1].hint == "h2");
     CHECK(m.lessons[0].steps[2].hint.empty());
@@ -47,7 +48,7 @@ TEST_CASE("the manifest gives lessons and steps in order", "[manifest]") {
 TEST_CASE("malformed manifests are refused with a reason", "[manifest]") {
     CHECK_THROWS_WITH(parse_manifest("{"), Catch::Matchers::ContainsSubstring("not valid JSON"));
     CHECK_THROWS_WITH(parse_manifest("{}"), Catch::Matchers::ContainsSubstring("lessons"));
-    CHECK_THROWS(parse_manifest(R"({"lessons":[{"id":"x","spec":"s","steps":[]}]})"));
+    CHECK_THROWS(parse_manifest(R"({"lessons":[{"id":"x","problem":"s","steps":[]}]})"));
     CHECK_THROWS(parse_manifest(R"({"lessons":[{"id":"x","steps":[{"id":"a"}]}]})"));
 }
 
@@ -109,4 +110,41 @@ TEST_CASE("progress is saved atomically and read back", "[course]") {
     Progress damaged(file);  // a damaged file starts afresh rather than failing
     CHECK_FALSE(damaged.passed("01_vector_add/01_one_thread_per_element"));
     fs::remove_all(dir);
+}
+
+TEST_CASE("a lesson named by id is read from its own part, checks/<id>/lesson.json", "[manifest]") {
+    const std::string course = R"({"lessons": ["05_scan"]})";
+    const std::string part = R"({"id": "05_scan", "title": "Scan", "problem": "inclusive_scan",
+      "steps": [{"id": "01_tile", "problem": "tile_scan", "timed_size": "2^24"},
+                {"id": "02_device"}],
+      "baselines": [{"name": "cub", "title": "cub::DeviceScan::InclusiveSum"}]})";
+    std::string asked;
+    Manifest m = parse_manifest(course, [&](const std::string& id) {
+        asked = id;
+        return part;
+    });
+    CHECK(asked == "05_scan");
+    REQUIRE(m.lessons.size() == 1);
+    CHECK(m.lessons[0].steps[0].problem == "tile_scan");
+    CHECK(m.lessons[0].steps[0].timed_size == (1u << 24));
+    CHECK(m.lessons[0].steps[1].problem == "inclusive_scan");
+    CHECK(m.lessons[0].baselines[0].problem == "inclusive_scan");
+    // a part whose id is not the one asked for is refused
+    CHECK_THROWS_WITH(
+        parse_manifest(course,
+                       [](const std::string&) {
+                           return std::string(
+                               R"({"id": "06_x", "problem": "p", "steps": [{"id": "a"}]})");
+                       }),
+        Catch::Matchers::ContainsSubstring("not \"05_scan\""));
+}
+
+TEST_CASE("sizes read as a learner writes them", "[manifest]") {
+    CHECK(parse_size("2^24") == (1u << 24));
+    CHECK(parse_size("2^20+3") == (1u << 20) + 3);
+    CHECK(parse_size("2^16-1") == 65535);
+    CHECK(parse_size("1000") == 1000);
+    CHECK(parse_size("2^x") == 0);
+    CHECK(parse_size("3^4") == 0);
+    CHECK(parse_size("") == 0);
 }

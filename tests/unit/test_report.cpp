@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "conclude.h"
 #include "report.h"
 
 using namespace cudalings;
@@ -17,11 +18,11 @@ StepReport wrong_report() {
     r.reason = "n=33: unwritten output";
     r.seed = 0xabcdef;
     r.gpu = "NVIDIA H200";
-    CaseReport pass;
+    CaseResult pass;
     pass.name = "n=32, uniform in [-1, 1)";
     pass.n = 32;
     pass.verdict = Verdict::Pass;
-    CaseReport fail;
+    CaseResult fail;
     fail.index = 1;
     fail.name = "n=33, uniform in [-1, 1)";
     fail.n = 33;
@@ -62,12 +63,14 @@ TEST_CASE("a passing report shows time, bandwidth, percent of copy and the refer
     r.step = "01_vector_add/03_float4";
     r.verdict = Verdict::Pass;
     r.compile_cached = true;
-    r.timing.present = true;
-    r.timing.n = 1u << 28;
-    r.timing.bytes = 12.0 * (1u << 28);
-    r.timing.copy_gbps = 4300;
-    r.timing.learner = {true, 800, 798, 802, 790, 20, "spread below target"};
-    r.timing.reference = {true, 780, 779, 781, 775, 20, "spread below target"};
+    TimingResult t;
+    t.n = 1u << 28;
+    t.size = "n=2^28";
+    t.bytes = 12.0 * (1u << 28);
+    t.copy_gbps = 4300;
+    t.learner = {true, 800, 798, 802, 790, 20, "spread below target"};
+    t.reference = {true, 780, 779, 781, 775, 20, "spread below target"};
+    r.timings = {t};
     auto text = render_text(r, {});
     CHECK_THAT(text, ContainsSubstring("compile  ok (cached)"));
     CHECK_THAT(text, ContainsSubstring("n = 2^28: 800.0 µs"));
@@ -106,6 +109,7 @@ TEST_CASE("JSON carries every field and reads back", "[report]") {
     CHECK(j["cases"].size() == 2);
     CHECK(j["cases"][1]["first"][0]["index"] == 32);
     CHECK(j["timing"].is_null());
+    CHECK(j["timings"].empty());
     auto back = step_report_from_json(nlohmann::json::parse(j.dump()));
     CHECK(back.verdict == Verdict::Wrong);
     CHECK(back.seed == 0xabcdef);
@@ -117,4 +121,93 @@ TEST_CASE("times are printed in units a learner reads", "[report]") {
     CHECK(format_time_us(781.23) == "781.2 µs");
     CHECK(format_time_us(9118) == "9118.0 µs");
     CHECK(format_time_us(12345) == "12.35 ms");
+}
+
+TEST_CASE("a step with several timed problems shows each, labelled", "[report]") {
+    StepReport r;
+    r.step = "06_histogram/04_vectorized";
+    r.verdict = Verdict::Pass;
+    for (const char* column : {"uniform", "all the same"}) {
+        TimingResult t;
+        t.column = column;
+        t.size = "n=2^28";
+        t.bytes = 4.0 * (1u << 28);
+        t.learner = {true, 260, 259, 261, 258, 10, "spread below target"};
+        r.timings.push_back(t);
+    }
+    auto text = render_text(r, {});
+    CHECK_THAT(text, ContainsSubstring("time     uniform, n = 2^28: 260.0 µs"));
+    CHECK_THAT(text, ContainsSubstring("time     all the same, n = 2^28: 260.0 µs"));
+    auto back = step_report_from_json(nlohmann::json::parse(to_json(r).dump()));
+    REQUIRE(back.timings.size() == 2);
+    CHECK(back.timings[1].column == "all the same");
+    CHECK(back.timings[1].learner.median_us == 260);
+}
+
+TEST_CASE("staircase ratios compare only rows that move the same bytes at the same size",
+          "[report]") {
+    Staircase st;
+    st.lesson = "04_block_reduce";
+    st.copy_gbps = 4000;
+    const double n24 = 1 << 24, n28 = double(1u << 28);
+    st.rows.push_back(
+        {"01_atomic_sum", "", "atomic_sum", false, {{"", 9000, 4 * n24, 1u << 24, "n=2^24"}}});
+    st.rows.push_back({"04_device_sum",
+                       "",
+                       "device_sum_deterministic",
+                       false,
+                       {{"", 500, 4 * n28, 1u << 28, "n=2^28"}}});
+    st.rows.push_back(
+        {"05_fast", "", "device_sum_fast", false, {{"", 250, 4 * n28, 1u << 28, "n=2^28"}}});
+    auto j = to_json(st);
+    // step 1 (2^24) is no base for step 4 (2^28): no "1899.99x" between different sizes
+    CHECK(j["rows"][1]["cells"][0]["vs_previous"].is_null());
+    CHECK(j["rows"][1]["cells"][0]["vs_first"] == 1.0);
+    CHECK(j["rows"][2]["cells"][0]["vs_first"] == 2.0);
+    CHECK(j["rows"][2]["cells"][0]["vs_previous"] == 2.0);
+    auto text = render_staircase(st, {});
+    CHECK_THAT(text, ContainsSubstring("2.00x"));
+    CHECK(text.find("1899") == std::string::npos);
+}
+
+TEST_CASE("the verdict is decided in one place from what the check found", "[report]") {
+    StepReport r;
+    CaseResult ok;
+    ok.verdict = Verdict::Pass;
+    ok.n = 33;
+    r.cases = {ok};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Pass);
+    // a timed output that was wrong fails the step, and says which call
+    TimingResult t;
+    t.size = "n=2^28";
+    t.verified = false;
+    t.failed_sample = 2;
+    t.failure.verdict = Verdict::Wrong;
+    t.failure.reason = "values";
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Wrong);
+    CHECK_THAT(r.reason, ContainsSubstring("timed call 3"));
+    CHECK(r.timings.empty());
+    // faster than the memory allows: SUSPECT
+    t.verified = true;
+    t.bytes = 1e9;
+    t.copy_gbps = 1000;  // floor 1000 µs
+    t.learner = {true, 500, 500, 500, 500, 10, ""};
+    t.host_median_us = 505;
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Suspect);
+    // the worst case decides; the problem's advice for that verdict is shown
+    CaseResult hang;
+    hang.verdict = Verdict::Timeout;
+    hang.name = "n=2^24";
+    hang.reason = "kernel did not finish";
+    r.cases.push_back(hang);
+    r.advice_by_verdict = {{"TIMEOUT", "clear the status words"}};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Timeout);
+    CHECK(r.reason == "n=2^24: kernel did not finish");
+    CHECK(r.advice == "clear the status words");
 }

@@ -69,7 +69,7 @@ class Event {
     cudaEvent_t e_{};
 };
 
-// RAII device array (no guard zones: see harness.h for those).
+// RAII device array (no guard zones: see data.h for those).
 template <typename T>
 class Array {
   public:

@@ -1,0 +1,106 @@
+#include "conclude.h"
+
+#include "cases.h"
+#include "stats.h"
+
+namespace cudalings {
+namespace {
+
+// A timed problem that makes a correct step fail: a wrong timed output, two clocks that
+// disagree, work left on another stream, or a time below what the memory system allows.
+bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason) {
+    const std::string which = t.column.empty() ? "" : " (" + t.column + ")";
+    if (!t.verified) {
+        verdict = t.failure.verdict == Verdict::MemoryError ? Verdict::MemoryError : Verdict::Wrong;
+        reason = "timed call " + std::to_string(t.failed_sample + 1) + which + " (fresh inputs, " +
+                 t.size + ") was wrong: " +
+                 (t.failure.reason.empty() ? std::string("values") : t.failure.reason) +
+                 " — every timed call must compute the result";
+        return true;
+    }
+    const ClockCheck clocks = cross_check_clocks(t.learner.median_us, t.host_median_us);
+    if (clocks != ClockCheck::Agree) {
+        verdict = Verdict::Suspect;
+        reason =
+            "the host clock and the GPU's events disagree" + which + ": " +
+            format_time_us(t.learner.median_us) + " on the events, " +
+            format_time_us(t.host_median_us) + " on the host clock (" +
+            (clocks == ClockCheck::HostLonger ? "the call spends time the GPU's clock does not see"
+                                              : "the events report more time than passed") +
+            "): the time cannot be trusted";
+        return true;
+    }
+    if (t.outside_stream) {
+        verdict = Verdict::Suspect;
+        reason = "work went on after the step's stream was done" + which +
+                 " (another stream?): all GPU work must go on the stream the step is given; the "
+                 "time counts until the whole device was idle";
+        return true;
+    }
+    // Allow for run-to-run variation of the copy rate (reads alone can beat a copy by a few
+    // percent): only a time well below the floor is impossible.
+    const double floor = t.floor_us();
+    if (floor > 0 && t.learner.median_us < 0.85 * floor) {
+        verdict = Verdict::Suspect;
+        reason = "faster than this GPU's memory system allows" + which + " (" +
+                 format_time_us(t.learner.median_us) + " < floor " + format_time_us(floor) +
+                 "): not a record";
+        return true;
+    }
+    return false;
+}
+
+}  // namespace
+
+void conclude(StepReport& r) {
+    r.pattern.clear();
+    if (!r.load_error.empty()) {
+        r.verdict = Verdict::CompileError;
+        r.reason = "the built file cannot be used: " + r.load_error;
+        return;
+    }
+    if (!r.internal_error.empty() && r.cases.empty()) {
+        r.verdict = Verdict::InternalError;
+        r.reason = r.internal_error;
+        return;
+    }
+    Verdict verdict = Verdict::Pass;
+    bool only_wrong = true;
+    std::vector<SizeOutcome> sizes;
+    for (const auto& c : r.cases) {
+        if (c.verdict != Verdict::Skipped) verdict = worst(verdict, c.verdict);
+        if (c.verdict != Verdict::Pass && c.verdict != Verdict::Wrong) only_wrong = false;
+        sizes.push_back({c.n, c.verdict == Verdict::Pass});
+    }
+    if (only_wrong) r.pattern = size_pattern_hint(sizes);
+    r.reason.clear();
+    if (verdict != Verdict::Pass) {
+        for (const auto& c : r.cases)
+            if (c.verdict == verdict) {
+                r.reason =
+                    c.name + ": " + (c.reason.empty() ? std::string(name(c.verdict)) : c.reason);
+                break;
+            }
+    } else if (r.timing_verdict != Verdict::Pass) {
+        verdict = r.timing_verdict;
+        r.reason = "during timing: " + r.timing_error;
+    } else {
+        for (const auto& t : r.timings)
+            if (timing_verdict(t, verdict, r.reason)) break;
+    }
+    if (!r.findings.empty() && (verdict == Verdict::Pass || verdict == Verdict::Suspect ||
+                                severity(verdict) < severity(Verdict::MemoryError))) {
+        const auto& f = r.findings.front();
+        verdict = Verdict::MemoryError;
+        r.reason =
+            "sanitizer (" + f.tool + "): " + f.message + " at line " + std::to_string(f.line);
+    }
+    // A failed step's times are not shown: they time something wrong.
+    if (verdict != Verdict::Pass && verdict != Verdict::Suspect) r.timings.clear();
+    r.verdict = verdict;
+    r.advice.clear();
+    for (const auto& [v, words] : r.advice_by_verdict)
+        if (v == name(verdict)) r.advice = words;
+}
+
+}  // namespace cudalings

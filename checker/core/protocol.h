@@ -1,0 +1,188 @@
+// What the runner (the child process that runs a step) tells the checker, one JSON line per
+// event on its result channel. One struct per event, with one to/from JSON each, used by both
+// processes: a field added here reaches the runner, the checker, the report and its JSON at once.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "verdict.h"
+
+namespace cudalings {
+
+void to_json(nlohmann::json& j, const Verdict& v);
+void from_json(const nlohmann::json& j, Verdict& v);
+
+struct Mismatch {
+    std::uint64_t index = 0;
+    std::string got, expected;
+};
+
+// A finding of the CPU emulator (a race, an out-of-bounds access, a deadlock...).
+struct EmulatorFinding {
+    std::string kind, severity, file;
+    int line = 0;
+    std::string message, detail;
+    std::uint64_t count = 1;
+};
+
+// The outcome of one case (event "case").
+struct CaseResult {
+    static constexpr const char* kEvent = "case";
+    int index = 0;
+    std::string name;  // "n=33, uniform in [-1, 1)"
+    std::uint64_t n = 0;
+    std::string size;  // how the case's size reads: "n=2^20+3", "31×33"
+    Verdict verdict = Verdict::Skipped;
+    std::string reason;  // sub-reason: "values", "unwritten output", the CUDA error
+    std::string detail;  // one sentence or more for the learner
+    std::string tolerance;
+    std::uint64_t checked = 0;  // output elements compared (n for a map, 1 for a sum)
+    std::uint64_t wrong = 0, unwritten = 0, first_wrong = 0, last_wrong = 0;
+    std::vector<Mismatch> first;  // the first mismatches
+    std::vector<EmulatorFinding> emulator;
+};
+
+struct TimingSide {
+    bool present = false;
+    double median_us = 0, p25_us = 0, p75_us = 0, min_us = 0;
+    int samples = 0;
+    std::string stop;  // why sampling stopped
+    double spread() const { return median_us > 0 ? (p75_us - p25_us) / median_us : 0; }
+};
+
+// One timed problem of a step (event "timing"): the step and the reference, interleaved.
+struct TimingResult {
+    static constexpr const char* kEvent = "timing";
+    std::string column;  // the problem's column ("uniform", "p = 0.5"); empty when one
+    std::string name;    // the case: "n=2^28, uniform in [-1, 1)"
+    std::string problem;
+    std::uint64_t n = 0;
+    std::string size;
+    double bytes = 0;  // minimal bytes moved per call (reads + writes)
+    TimingSide learner, reference;
+    std::string note;      // e.g. work found outside the given stream
+    bool verified = true;  // every timed output was checked, and was right
+    int failed_sample = -1;
+    CaseResult failure;  // why a timed output was wrong
+    bool outside_stream = false, refreshed = false;
+    double host_median_us = 0;  // the host clock around the learner's timed calls
+    // Where the time went (milliseconds): warm-up, sampling, and the untimed work inside it.
+    double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
+    int warmup_rounds = 0;
+    double copy_gbps = 0;  // this GPU's measured copy rate (r + w): set by the checker
+
+    double gbps(const TimingSide& s) const {
+        return s.median_us > 0 ? bytes / s.median_us / 1e3 : 0;
+    }
+    double percent_of_copy(const TimingSide& s) const {
+        return copy_gbps > 0 ? 100 * gbps(s) / copy_gbps : 0;
+    }
+    double floor_us() const { return copy_gbps > 0 ? bytes / copy_gbps / 1e3 : 0; }
+    // the learner's speed relative to the reference: 1.10 means 10% faster
+    double speed_vs_reference() const {
+        return learner.median_us > 0 && reference.present ? reference.median_us / learner.median_us
+                                                          : 0;
+    }
+};
+
+// ---------------------------------------------------------------- the other events
+struct ProbeEvent {
+    static constexpr const char* kEvent = "probe";
+    int gpus = 0;
+    std::string name, arch, uuid, error, message;
+    int sms = 0;
+    std::uint64_t l2_bytes = 0, memory_bytes = 0;
+    int driver = 0, runtime = 0;
+};
+
+struct CopyBandwidthEvent {
+    static constexpr const char* kEvent = "copy_bandwidth";
+    double gbps = 0, median_us = 0, bytes = 0;
+    std::string uuid, name;
+};
+
+// The cases a runner is about to run, and the problem's advice per verdict.
+struct CasesEvent {
+    static constexpr const char* kEvent = "cases";
+    int total = 0;
+    std::string problem;
+    std::vector<std::pair<std::string, std::string>> advice;  // verdict name, words
+};
+
+struct CaseStartEvent {
+    static constexpr const char* kEvent = "case_start";
+    int index = 0;
+    std::string name;
+    std::uint64_t n = 0;
+    std::string size;
+};
+
+struct TimingErrorEvent {
+    static constexpr const char* kEvent = "timing_error";
+    std::string reason, detail;
+};
+
+// The process cannot go on (a sticky CUDA error): the next case starts in a fresh one.
+struct AbortEvent {
+    static constexpr const char* kEvent = "abort";
+    std::string reason;
+};
+
+// "internal_error", "load_error", "warning": one message.
+struct MessageEvent {
+    std::string event;
+    std::string message;
+};
+
+// Markers without a payload: call_start, call_end (the learner's host function), timing_start,
+// tick (a heartbeat during timing), done.
+
+// A problem of a lesson's checks as `cudalings-runner list` describes it (for `dev check`).
+struct ProblemListing {
+    std::string name, symbol;
+    int cases = 0, timed = 0;
+    std::vector<std::string> timed_columns;
+};
+struct ChecksListing {
+    static constexpr const char* kEvent = "list";
+    std::vector<ProblemListing> problems;
+    std::vector<std::pair<std::string, std::string>> baselines;  // problem, name
+};
+
+#define CUDALINGS_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
+CUDALINGS_JSON(Mismatch, index, got, expected)
+CUDALINGS_JSON(EmulatorFinding, kind, severity, file, line, message, detail, count)
+CUDALINGS_JSON(CaseResult, index, name, n, size, verdict, reason, detail, tolerance, checked, wrong,
+               unwritten, first_wrong, last_wrong, first, emulator)
+CUDALINGS_JSON(TimingSide, present, median_us, p25_us, p75_us, min_us, samples, stop)
+CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, learner, reference, note,
+               verified, failed_sample, failure, outside_stream, refreshed, host_median_us,
+               warmup_ms, sampling_ms, untimed_ms, warmup_rounds, copy_gbps)
+CUDALINGS_JSON(ProbeEvent, gpus, name, arch, uuid, error, message, sms, l2_bytes, memory_bytes,
+               driver, runtime)
+CUDALINGS_JSON(CopyBandwidthEvent, gbps, median_us, bytes, uuid, name)
+CUDALINGS_JSON(CasesEvent, total, problem, advice)
+CUDALINGS_JSON(CaseStartEvent, index, name, n, size)
+CUDALINGS_JSON(TimingErrorEvent, reason, detail)
+CUDALINGS_JSON(AbortEvent, reason)
+CUDALINGS_JSON(MessageEvent, event, message)
+CUDALINGS_JSON(ProblemListing, name, symbol, cases, timed, timed_columns)
+CUDALINGS_JSON(ChecksListing, problems, baselines)
+#undef CUDALINGS_JSON
+
+// An event as a JSON line's object: {"event": kind, ...fields}.
+template <typename E>
+nlohmann::json event_json(const E& e) {
+    nlohmann::json j = e;
+    j["event"] = E::kEvent;
+    return j;
+}
+inline nlohmann::json event_json(const MessageEvent& e) { return nlohmann::json(e); }
+inline nlohmann::json marker(const char* kind) { return nlohmann::json{{"event", kind}}; }
+
+}  // namespace cudalings

@@ -1,0 +1,234 @@
+#include "driver.h"
+
+#include <memory>
+
+namespace runner {
+namespace {
+
+using cudalings::CaseResult;
+using cudalings::Verdict;
+
+std::string plural(kit::u64 count, const char* word) {
+    return std::to_string(count) + " " + word + (count == 1 ? "" : "s");
+}
+
+kit::Outcome guard_outcome(const kit::Buffer& b, const kit::GuardHit& g) {
+    kit::Outcome o;
+    o.status = kit::Status::MemoryError;
+    const std::string side = g.before ? "before" : "after";
+    o.reason = "guard zone " + side + " " + b.name() + " hit";
+    o.detail = plural(g.bytes, "guard byte") + " " + side + " " + b.name() + " changed, " +
+               std::to_string(g.nearest) + " to " + std::to_string(g.farthest) + " bytes " +
+               (g.before ? "before its start" : "past its end") +
+               (b.is_input() ? ": a write past the end of an input (inputs are read-only)."
+                             : ": a write outside the array (check the bounds test).");
+    if (!b.overrun_advice().empty()) o.detail += " " + b.overrun_advice();
+    return o;
+}
+
+// An order-independent fingerprint of every output of the problem.
+std::uint64_t fingerprint(const kit::Problem& p) {
+    std::uint64_t f = 0;
+    for (const kit::Buffer* b : p.buffers()) f = kit::splitmix64(f ^ b->fingerprint(p.stream()));
+    return f;
+}
+
+void poison(kit::Problem& p) {
+    for (kit::Buffer* b : p.buffers()) b->poison(p.stream());
+}
+
+// A problem's case as a timed run: the learner's step (or a library) against the reference.
+class TimedProblem : public TimedRun {
+  public:
+    TimedProblem(std::unique_ptr<kit::Problem> p, void* fn, void* ref)
+        : p_(std::move(p)), fn_(fn), ref_(ref) {}
+    cudaError_t learner(cudaStream_t) override { return p_->call(fn_, kit::Side::Learner); }
+    cudaError_t reference(cudaStream_t) override {
+        return ref_ ? p_->call(ref_, kit::Side::Reference) : cudaSuccess;
+    }
+    kit::Outcome verify_learner(cudaStream_t) override { return judge_call(*p_); }
+    bool refresh(cudaStream_t, std::uint64_t seed) override {
+        p_->regenerate(seed);
+        poison(*p_);
+        return true;
+    }
+    kit::Problem& problem() { return *p_; }
+
+  private:
+    std::unique_ptr<kit::Problem> p_;
+    void* fn_;
+    void* ref_;
+};
+
+cudalings::TimingSide side_of(const SideTiming& t) {
+    cudalings::TimingSide s;
+    s.present = true;
+    s.median_us = t.summary.median;
+    s.p25_us = t.summary.p25;
+    s.p75_us = t.summary.p75;
+    s.min_us = t.summary.min;
+    s.samples = t.summary.samples;
+    s.stop = t.stop;
+    return s;
+}
+
+}  // namespace
+
+void fill(CaseResult& r, const kit::Outcome& o) {
+    r.verdict = o.status == kit::Status::Pass    ? Verdict::Pass
+                : o.status == kit::Status::Wrong ? Verdict::Wrong
+                                                 : Verdict::MemoryError;
+    r.reason = o.reason;
+    r.detail = o.detail;
+    r.tolerance = o.tolerance;
+    r.checked = o.cmp.checked;
+    r.wrong = o.cmp.wrong;
+    r.unwritten = o.cmp.unwritten;
+    r.first_wrong = o.cmp.first;
+    r.last_wrong = o.cmp.last;
+    r.first.clear();
+    for (const auto& m : o.cmp.samples) r.first.push_back({m.index, m.got, m.expected});
+}
+
+kit::Outcome judge_call(kit::Problem& p) {
+    // Outputs and workspaces first (a write outside them), then writes past an input.
+    for (bool inputs : {false, true})
+        for (const kit::Buffer* b : p.buffers())
+            if (b->is_input() == inputs)
+                if (kit::GuardHit g = b->check_guards(p.stream()); g.hit)
+                    return guard_outcome(*b, g);
+    kit::u64 changed = 0;
+    for (const kit::Buffer* b : p.buffers()) changed += b->changed(p.stream());
+    if (changed) {
+        kit::Outcome o;
+        o.status = kit::Status::Wrong;
+        o.reason = "input modified";
+        o.detail = plural(changed, "input element") +
+                   " changed: the inputs are read-only (const) for a reason.";
+        return o;
+    }
+    return p.judge();
+}
+
+std::vector<kit::Case> Driver::cases(kit::u64 max_n) const {
+    std::vector<kit::Case> all = problem_.cases();
+    if (!max_n) return all;
+    std::vector<kit::Case> kept;
+    bool capped = false;
+    for (const auto& c : all) {
+        if (c.n() <= max_n) {
+            kept.push_back(c);
+        } else if (!capped) {
+            capped = true;
+            kept.push_back(c.capped(max_n));
+        }
+    }
+    return kept;
+}
+
+std::vector<kit::Case> Driver::timed_cases(kit::u64 timed_size) const {
+    std::vector<kit::Case> timed = problem_.timed ? problem_.timed() : std::vector<kit::Case>{};
+    if (timed_size)
+        for (auto& c : timed)
+            if (!c.shape.two_d) c.shape = kit::Shape::line(timed_size);
+    return timed;
+}
+
+void Driver::call(const std::function<cudaError_t()>& f) {
+    marker_("call_start");
+    const cudaError_t returned = f();
+    marker_("call_end");
+    // The whole device, not only the stream: work hidden on another stream must finish too.
+    const cudaError_t synced = dev::sync_device_status();
+    const cudaError_t last = dev::take_last_error();
+    if (returned != cudaSuccess) throw LearnerError{returned, true};
+    if (synced != cudaSuccess) throw LearnerError{synced, false};
+    if (last != cudaSuccess) throw LearnerError{last, false};
+}
+
+CaseResult Driver::run_case(int index, const kit::Case& c, void* fn, kit::u64 seed,
+                            bool exact_inputs) {
+    CaseResult r;
+    r.index = index;
+    r.name = c.label();
+    r.n = c.n();
+    r.size = c.shape.text();
+    kit::Setup setup;
+    setup.stream = stream_;
+    setup.seed = seed;
+    setup.exact_inputs = exact_inputs;
+    std::unique_ptr<kit::Problem> p = problem_.make(c, setup);
+    p->expect();
+    std::uint64_t first_bits = 0;
+    for (int k = 0; k < c.calls; ++k) {
+        poison(*p);
+        dev::sync_device();
+        call([&] { return p->call(fn, kit::Side::Learner); });
+        kit::Outcome o = judge_call(*p);
+        const std::string which =
+            "call " + std::to_string(k + 1) + " of " + std::to_string(c.calls);
+        if (o.pass() && c.same_bits) {
+            const std::uint64_t bits = fingerprint(*p);
+            if (k == 0) first_bits = bits;
+            if (bits != first_bits) {
+                o.status = kit::Status::Wrong;
+                o.reason = "non-deterministic";
+                o.detail = which +
+                           " on the same input left different bits than call 1, each within "
+                           "the tolerance, but this step must give the same bits on every call. "
+                           "A float sum's last bits depend on the order of its additions, so "
+                           "something adds in an order that changes from call to call: one "
+                           "atomicAdd per block, for example, adds in the order the blocks "
+                           "happen to finish. Add the partials in a fixed order (a second pass).";
+            }
+        }
+        if (!o.pass()) {
+            if (k > 0 && o.reason != "non-deterministic") {
+                o.reason = which + ": " + o.reason;
+                o.detail = "The first " + plural(k, "call") + " on the same input were right; " +
+                           which + " was not (a race that shows only sometimes?). " + o.detail;
+            }
+            fill(r, o);
+            return r;
+        }
+        if (k + 1 == c.calls) fill(r, o);
+    }
+    return r;
+}
+
+cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* reference,
+                                          kit::u64 seed, std::size_t l2_bytes,
+                                          const std::function<void()>& tick) {
+    kit::Setup setup;
+    setup.stream = stream_;
+    setup.seed = seed;
+    setup.spare = reference != nullptr;
+    TimedProblem run(problem_.make(c, setup), fn, reference);
+    run.problem().expect();
+    poison(run.problem());
+    dev::sync_device();
+    PairTiming t = time_pair(run, stream_, l2_bytes, reference != nullptr, tick);
+    cudalings::TimingResult out;
+    out.column = c.column;
+    out.name = c.label();
+    out.problem = problem_.name;
+    out.n = c.n();
+    out.size = c.shape.text();
+    out.bytes = run.problem().traffic().bytes;  // after the last refresh: it may depend on it
+    out.learner = side_of(t.learner);
+    if (t.has_reference) out.reference = side_of(t.reference);
+    out.note = t.note;
+    out.verified = t.verified;
+    out.failed_sample = t.failed_sample;
+    fill(out.failure, t.failure);
+    out.outside_stream = t.outside_stream;
+    out.refreshed = t.refreshed;
+    out.host_median_us = t.learner_host.median;
+    out.warmup_ms = t.warmup_ms;
+    out.sampling_ms = t.sampling_ms;
+    out.untimed_ms = t.untimed_ms;
+    out.warmup_rounds = t.warmup_rounds;
+    return out;
+}
+
+}  // namespace runner

@@ -1,0 +1,57 @@
+// The one driver: everything around a lesson's problem, the same for every lesson. For a case:
+// make the problem's buffers, compute what is expected, then for each call poison every output
+// and workspace, call the step, synchronize the whole device, check every guard zone, that the
+// inputs are unchanged, and the values (and, for repeated calls, that each call is right and,
+// where asked, gives the same bits). For timing: the same problem with spare outputs for the
+// reference, fresh inputs before every sample, every timed output verified.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "../core/protocol.h"
+#include "kit.h"
+#include "timing.h"
+
+namespace runner {
+
+// Called around the learner's host function ("call_start", "call_end"): the supervisor's
+// heartbeat, and how the checker tells a hang in host code from one in a kernel.
+using Marker = std::function<void(const char*)>;
+
+class Driver {
+  public:
+    Driver(const kit::ProblemInfo& problem, cudaStream_t stream, Marker marker)
+        : problem_(problem), stream_(stream), marker_(std::move(marker)) {}
+
+    // The problem's cases; with max_n > 0 (the emulator, the sanitizer) the cases above it are
+    // left out, except the first of them, which runs capped to max_n.
+    std::vector<kit::Case> cases(kit::u64 max_n) const;
+    // The timed cases; timed_size > 0 sets the size of 1-D ones (a step's "timed_size").
+    std::vector<kit::Case> timed_cases(kit::u64 timed_size) const;
+
+    // Runs one case of the step `fn`. Throws LearnerError when the step's call fails.
+    cudalings::CaseResult run_case(int index, const kit::Case& c, void* fn, kit::u64 seed,
+                                   bool exact_inputs);
+    // Times `fn` (and `reference`, when not null) on a timed case.
+    cudalings::TimingResult time_case(const kit::Case& c, void* fn, void* reference, kit::u64 seed,
+                                      std::size_t l2_bytes, const std::function<void()>& tick);
+
+  private:
+    // Runs the learner's host function, then synchronizes the whole device.
+    void call(const std::function<cudaError_t()>& f);
+    const kit::ProblemInfo& problem_;
+    cudaStream_t stream_;
+    Marker marker_;
+};
+
+// Guards of every buffer, then the inputs, then the problem's own judgement.
+kit::Outcome judge_call(kit::Problem& p);
+
+// A case result from a judge's outcome.
+void fill(cudalings::CaseResult& r, const kit::Outcome& o);
+
+}  // namespace runner

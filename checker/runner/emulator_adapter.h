@@ -1,0 +1,53 @@
+// The runner built for the CPU emulator (cudalings-runner-emu): the emulator's findings during a
+// case (races, out-of-bounds accesses, deadlocks, with the learner's file and line) become part
+// of the case's result. The emulator knows nothing of the checker; this adapter is the one
+// place that reads its diagnostics. Included by main.cpp only when CUDALINGS_EMULATOR is set.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "../core/protocol.h"
+#include "cudalings_emu/emulator.h"
+
+namespace runner {
+
+// A wait that can never end is a hang on a GPU: the emulator saw it coming.
+inline bool hangs_on_a_gpu(const std::string& kind) {
+    return kind == "deadlock" || kind == "cross-block-wait" || kind == "grid-deadlock";
+}
+
+inline void attach_emulator_findings(cudalings::CaseResult& r) {
+    using cudalings::Verdict;
+    const auto found = cudalings_emu::take_diagnostics();
+    const bool explain = cudalings_emu::get_options().explain;
+    std::vector<cudalings_emu::Diagnostic> shown;
+    for (const auto& d : found)
+        if (d.severity == "error" || d.severity == "warning" || (explain && d.kind == "metric"))
+            shown.push_back(d);
+    if (shown.empty()) return;
+    const cudalings_emu::Diagnostic* first_error = nullptr;
+    for (const auto& d : shown)
+        if (d.severity == "error" && (!first_error || hangs_on_a_gpu(d.kind))) {
+            first_error = &d;
+            if (hangs_on_a_gpu(d.kind)) break;
+        }
+    std::string text = cudalings_emu::format(shown);
+    while (!text.empty() && text.back() == '\n') text.pop_back();
+    if (first_error && hangs_on_a_gpu(first_error->kind)) {
+        // The call ended with the emulator's launch timeout: a TIMEOUT, explained.
+        r.verdict = Verdict::Timeout;
+        r.reason = "emulator: " + first_error->kind;
+        r.detail = text;
+    } else if (first_error && (r.verdict == Verdict::Pass || r.verdict == Verdict::Wrong)) {
+        r.verdict = Verdict::MemoryError;
+        r.reason = "emulator: " + first_error->kind;
+        r.detail = text;
+    } else {
+        r.detail = r.detail.empty() ? text : r.detail + "\n" + text;
+    }
+    for (const auto& d : shown)
+        r.emulator.push_back({d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
+}
+
+}  // namespace runner

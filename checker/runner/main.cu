@@ -1,0 +1,430 @@
+// cudalings-runner: the child process that runs a learner's step on the GPU.
+//
+// It is started by the checker, never by the learner. It loads the learner's shared object,
+// runs the lesson's cases and (when asked) the timing, and reports each result as one JSON
+// line on file descriptor 3. The checker decides verdicts; this process only measures.
+//
+// A lesson's checks are a plugin (checks/NN_topic/checks.cu, built by the checker): loading it
+// registers its problems (see checker/kit/problem.h).
+//
+//   cudalings-runner probe
+//   cudalings-runner copy-bandwidth
+//   cudalings-runner list --checks CHECKS.so
+//   cudalings-runner check --checks CHECKS.so --problem NAME --step FILE.so
+//                          [--reference FILE.so] --seed HEX [--first-case K] [--time]
+//                          [--timed-size N] [--max-n N] [--exact-inputs]
+//   cudalings-runner baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME
+//                             --name BASELINE --seed HEX [--timed-size N]
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "../core/hash.h"
+#include "../core/protocol.h"
+#include "driver.h"
+#include "kit.h"
+#include "timing.h"
+#ifdef CUDALINGS_EMULATOR  // cudalings-runner-emu (emulator/CMakeLists.txt)
+#include "emulator_adapter.h"
+#endif
+
+using nlohmann::json;
+using namespace cudalings;
+
+namespace {
+
+int channel_fd = -1;
+// The key that authenticates our lines (see cudalings::line_tag): read from fd 4, which is
+// closed before the learner's library is loaded.
+unsigned char channel_key[16];
+bool have_key = false;
+std::uint64_t channel_sequence = 0;
+
+void read_channel_key() {
+    if (fcntl(4, F_GETFD) == -1) return;
+    char hex[64];
+    ssize_t got = ::read(4, hex, sizeof hex);
+    ::close(4);
+    have_key = got >= 32 && cudalings::key_from_hex(std::string_view(hex, 32), channel_key);
+}
+
+// Milliseconds since the runner started: every event carries it, so the checker can say
+// where a check's time went (start-up, cases, timing).
+double elapsed_ms() {
+    static const auto start = std::chrono::steady_clock::now();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+        .count();
+}
+
+void emit(json j) {
+    j["t_ms"] = elapsed_ms();
+    std::string line = j.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (have_key) line += "\t" + cudalings::line_tag(channel_key, channel_sequence++, line);
+    line += "\n";
+    int fd = channel_fd >= 0 ? channel_fd : 1;
+    const char* p = line.data();
+    std::size_t left = line.size();
+    while (left > 0) {
+        ssize_t wrote = ::write(fd, p, left);
+        if (wrote <= 0) return;
+        p += wrote;
+        left -= static_cast<std::size_t>(wrote);
+    }
+}
+
+void emit_event(const char* name) { emit(marker(name)); }
+void emit_message(const char* kind, const std::string& message) {
+    emit(event_json(MessageEvent{kind, message}));
+}
+
+// What a learner-facing CUDA error usually means.
+std::string explain(cudaError_t e) {
+    switch (e) {
+        case cudaErrorIllegalAddress:
+            return "a thread read or wrote memory outside every allocation: check the bounds "
+                   "test and the index arithmetic";
+        case cudaErrorMisalignedAddress:
+            return "a load or store at an address that is not a multiple of its size (a float4 "
+                   "needs 16-byte alignment)";
+        case cudaErrorInvalidConfiguration:
+            return "the launch configuration is invalid: a block of more than 1024 threads, a "
+                   "grid of 0 blocks, or too much shared memory";
+        case cudaErrorInvalidValue:
+            return "a CUDA call got an invalid argument (a launch with 0 blocks or threads?)";
+        case cudaErrorAssert:
+            return "a device-side assert() failed";
+        case cudaErrorLaunchFailure:
+        case cudaErrorIllegalInstruction:
+            return "the kernel stopped with an exception (a __trap()?)";
+        case cudaErrorInvalidDeviceFunction:
+        case cudaErrorNoKernelImageForDevice:
+            return "no code for this GPU in the built file";
+        default:
+            return dev::error_text(e);
+    }
+}
+
+// After a learner's error, can this process still use the GPU?
+bool context_usable() {
+    if (dev::sync_device_status() != cudaSuccess) return false;
+    (void)dev::take_last_error();
+    void* p = nullptr;
+    if (cudaMalloc(&p, 256) != cudaSuccess) return false;
+    cudaFree(p);
+    return dev::sync_device_status() == cudaSuccess;
+}
+
+int probe() {
+    dev::Properties p = dev::probe();
+    ProbeEvent e;
+    if (p.count == 0) {
+        e.error = p.error == cudaSuccess ? "none" : dev::error_name(p.error);
+        e.message = p.error == cudaSuccess
+                        ? "no CUDA device found"
+                        : std::string(dev::error_name(p.error)) + ": " + dev::error_text(p.error);
+        emit(event_json(e));
+        return 0;
+    }
+    e.gpus = p.count;
+    e.name = p.name;
+    e.arch = "sm_" + std::to_string(p.major) + std::to_string(p.minor);
+    e.sms = p.sms;
+    e.l2_bytes = p.l2_bytes;
+    e.memory_bytes = p.global_bytes;
+    e.uuid = p.uuid;
+    e.driver = p.driver_version;
+    e.runtime = p.runtime_version;
+    emit(event_json(e));
+    return 0;
+}
+
+int copy_bandwidth() {
+    dev::Properties p = dev::probe();
+    if (p.count == 0) {
+        emit_message("internal_error", "no GPU");
+        return 1;
+    }
+    cudaStream_t s = dev::create_stream();
+    CopyBandwidthEvent e;
+    e.gbps = runner::measure_copy_bandwidth(s, p.l2_bytes, &e.median_us);
+    e.bytes = 2.0 * double(std::size_t{1} << 30);
+    e.uuid = p.uuid;
+    e.name = p.name;
+    emit(event_json(e));
+    dev::destroy_stream(s);
+    return 0;
+}
+
+struct CheckArgs {
+    std::string checks, baselines, problem, step, reference, baseline;
+    std::uint64_t seed = 0;
+    int first_case = 0;
+    bool time = false;
+    bool exact_inputs = false;     // compute-sanitizer runs: inputs without guard zones
+    std::uint64_t max_n = 0;       // > 0: only cases up to this size (sanitizers, emulation)
+    std::uint64_t timed_size = 0;  // > 0: the size of the timed cases (a step's timed_size)
+};
+
+void* load_symbol(const std::string& path, const char* symbol, std::string* error) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char* e = dlerror();
+        *error = e ? e : "dlopen failed";
+        return nullptr;
+    }
+    void* fn = dlsym(handle, symbol);
+    if (!fn) *error = std::string("the file does not define extern \"C\" ") + symbol;
+    return fn;
+}
+
+// Loads a lesson's checks (their static initializers register problems and baselines).
+bool load_plugin(const std::string& path) {
+    if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return true;
+    const char* e = dlerror();
+    emit_message("internal_error",
+                 "the lesson's checks cannot be loaded: " + std::string(e ? e : path));
+    return false;
+}
+
+const kit::ProblemInfo* find_problem(const CheckArgs& args) {
+    if (!load_plugin(args.checks)) return nullptr;
+    const kit::ProblemInfo* p = kit::find_problem(args.problem);
+    if (!p) emit_message("internal_error", "the lesson's checks have no problem " + args.problem);
+    return p;
+}
+
+int list(const CheckArgs& args) {
+    if (!load_plugin(args.checks)) return 1;
+    if (!args.baselines.empty() && !load_plugin(args.baselines)) return 1;
+    ChecksListing out;
+    for (const kit::ProblemInfo* p : kit::all_problems()) {
+        ProblemListing l;
+        l.name = p->name;
+        l.symbol = p->symbol;
+        l.cases = static_cast<int>(p->cases().size());
+        const auto timed = p->timed ? p->timed() : std::vector<kit::Case>{};
+        l.timed = static_cast<int>(timed.size());
+        for (const auto& c : timed) l.timed_columns.push_back(c.column);
+        out.problems.push_back(l);
+    }
+    for (const kit::Baseline* b : kit::all_baselines())
+        out.baselines.emplace_back(b->problem, b->name);
+    emit(event_json(out));
+    return 0;
+}
+
+int check(const CheckArgs& args) {
+    const kit::ProblemInfo* problem = find_problem(args);
+    if (!problem) return 1;
+    dev::Properties props = dev::probe();
+    if (props.count == 0) {
+        emit_message("internal_error", "no GPU");
+        return 1;
+    }
+    cudaStream_t stream = dev::create_stream();
+    std::string error;
+    void* fn = load_symbol(args.step, problem->symbol.c_str(), &error);
+    if (!fn) {
+        emit_message("load_error", error);
+        return 0;
+    }
+    void* reference = nullptr;
+    if (!args.reference.empty()) {
+        std::string ref_error;
+        reference = load_symbol(args.reference, problem->symbol.c_str(), &ref_error);
+        if (!reference) emit_message("warning", "reference: " + ref_error);
+    }
+    runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
+    const auto cases = driver.cases(args.max_n);
+    emit(event_json(CasesEvent{static_cast<int>(cases.size()), problem->name, problem->advice}));
+    bool all_passed = true;
+    for (std::size_t i = static_cast<std::size_t>(args.first_case); i < cases.size(); ++i) {
+        const kit::Case& c = cases[i];
+        emit(event_json(CaseStartEvent{static_cast<int>(i), c.label(), c.n(), c.shape.text()}));
+        CaseResult result;
+        result.index = static_cast<int>(i);
+        result.name = c.label();
+        result.n = c.n();
+        result.size = c.shape.text();
+        bool stop = false;
+        try {
+            result = driver.run_case(static_cast<int>(i), c, fn, args.seed, args.exact_inputs);
+        } catch (const runner::LearnerError& e) {
+            result.verdict = Verdict::Crash;
+            result.reason = dev::error_name(e.code);
+            result.detail = std::string(e.returned ? "returned by your function: "
+                                                   : "raised by your kernel: ") +
+                            explain(e.code);
+            stop = !context_usable();
+        } catch (const dev::Error& e) {
+            // The runner's own call failed after the learner's code ran: a sticky error the
+            // learner's kernel left behind is the usual cause.
+            const bool sticky = !context_usable();
+            if (!sticky) {
+                emit_message("internal_error", e.what());
+                return 1;
+            }
+            result.verdict = Verdict::Crash;
+            result.reason = dev::error_name(e.code);
+            result.detail = explain(e.code);
+            stop = true;
+        }
+#ifdef CUDALINGS_EMULATOR  // the emulator's findings (races, bounds, deadlocks) with file:line
+        runner::attach_emulator_findings(result);
+#endif
+        all_passed = all_passed && result.verdict == Verdict::Pass;
+        emit(event_json(result));
+        if (stop) {
+            emit(event_json(AbortEvent{result.reason}));
+            return 0;
+        }
+    }
+    if (args.time && args.first_case == 0 && all_passed) {
+        emit_event("timing_start");
+        try {
+            for (const kit::Case& c : driver.timed_cases(args.timed_size)) {
+                emit(event_json(driver.time_case(c, fn, reference, args.seed ^ 0x7157ull,
+                                                 props.l2_bytes, [] { emit_event("tick"); })));
+            }
+        } catch (const runner::LearnerError& e) {
+            emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
+            return 0;
+        }
+    }
+    emit_event("done");
+    dev::destroy_stream(stream);
+    return 0;
+}
+
+// Times a library baseline of a problem alone (every timed case), and verifies its output.
+int baseline(const CheckArgs& args) {
+    const kit::ProblemInfo* problem = find_problem(args);
+    if (!problem || !load_plugin(args.baselines)) return 1;
+    const kit::Baseline* b = kit::find_baseline(args.problem, args.baseline);
+    if (!b) {
+        emit_message("internal_error",
+                     "problem " + args.problem + " has no baseline " + args.baseline);
+        return 1;
+    }
+    dev::Properties props = dev::probe();
+    if (props.count == 0) {
+        emit_message("internal_error", "no GPU");
+        return 1;
+    }
+    cudaStream_t stream = dev::create_stream();
+    runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
+    emit_event("timing_start");
+    for (const kit::Case& c : driver.timed_cases(args.timed_size))
+        emit(event_json(driver.time_case(c, b->fn, nullptr, args.seed, props.l2_bytes,
+                                         [] { emit_event("tick"); })));
+    emit_event("done");
+    dev::destroy_stream(stream);
+    return 0;
+}
+
+// After a check has said everything on the channel, leave without the CUDA runtime's orderly
+// tear-down of the context: the driver releases the same resources when the process ends, and
+// the checker waits for this process before it reports, so the exit is part of every check's
+// time to verdict.
+int leave(int code) {
+#ifdef CUDALINGS_EMULATOR
+    return code;  // no GPU context to tear down: the ordinary exit
+#else
+    std::fflush(nullptr);
+    std::_Exit(code);
+#endif
+}
+
+[[noreturn]] void usage(const char* why) {
+    std::fprintf(stderr,
+                 "cudalings-runner: %s\n"
+                 "usage: cudalings-runner probe | copy-bandwidth | list --checks CHECKS.so\n"
+                 "       check --checks CHECKS.so --problem NAME --step FILE.so "
+                 "[--reference FILE.so] --seed HEX [--first-case K] [--time] [--timed-size N] "
+                 "[--max-n N] [--exact-inputs]\n"
+                 "       baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME "
+                 "--name BASELINE --seed HEX [--timed-size N]\n"
+                 "(the runner is started by `cudalings check`; results go to fd 3)\n",
+                 why);
+    std::exit(2);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    elapsed_ms();  // the clock starts here
+    if (fcntl(3, F_GETFD) != -1) channel_fd = 3;
+#ifndef CUDALINGS_EMULATOR
+    // A check starts CUDA before it takes its key: the checker may start this process while
+    // the step is still being built and hold the key back until the build is done, so the
+    // context's creation (a fifth of a second) overlaps the build.
+    if (argc >= 2 && std::string(argv[1]) == "check") dev::start_runtime();
+#endif
+    read_channel_key();
+    if (argc < 2) usage("no command");
+    std::string command = argv[1];
+    try {
+        if (command == "probe") return probe();
+        if (command == "copy-bandwidth") return copy_bandwidth();
+        if (command != "check" && command != "baseline" && command != "list")
+            usage("unknown command");
+        CheckArgs args;
+        for (int i = 2; i < argc; ++i) {
+            std::string a = argv[i];
+            auto value = [&]() -> std::string {
+                if (i + 1 >= argc) usage(("missing value after " + a).c_str());
+                return argv[++i];
+            };
+            if (a == "--checks")
+                args.checks = value();
+            else if (a == "--baselines")
+                args.baselines = value();
+            else if (a == "--problem")
+                args.problem = value();
+            else if (a == "--timed-size")
+                args.timed_size = std::strtoull(value().c_str(), nullptr, 10);
+            else if (a == "--exact-inputs")
+                args.exact_inputs = true;
+            else if (a == "--step")
+                args.step = value();
+            else if (a == "--reference")
+                args.reference = value();
+            else if (a == "--seed")
+                args.seed = std::strtoull(value().c_str(), nullptr, 16);
+            else if (a == "--first-case")
+                args.first_case = std::atoi(value().c_str());
+            else if (a == "--time")
+                args.time = true;
+            else if (a == "--name")
+                args.baseline = value();
+            else if (a == "--max-n")
+                args.max_n = std::strtoull(value().c_str(), nullptr, 10);
+            else
+                usage(("unknown option " + a).c_str());
+        }
+        if (args.checks.empty()) usage("the lesson's checks are needed: --checks");
+        if (command == "list") return leave(list(args));
+        if (command == "baseline") {
+            if (args.problem.empty() || args.baseline.empty() || args.baselines.empty())
+                usage("baseline needs --problem, --baselines and --name");
+            return leave(baseline(args));
+        }
+        if (args.problem.empty() || args.step.empty()) usage("check needs --problem and --step");
+        return leave(check(args));
+    } catch (const dev::Error& e) {
+        emit_message("internal_error", e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        emit_message("internal_error", e.what());
+        return 1;
+    }
+}
