@@ -127,8 +127,10 @@ extern "C" cudaError_t histogram(const unsigned int* keys, unsigned int* bins, s
     //   - slices = ceil(num_bins / kSliceBins); slice_bins = ceil(num_bins / slices) (equal
     //     slices: 16,385 bins are 2 slices of 8,193); shared_bytes = slice_bins * 4;
     //   - above kDefaultSharedLimit (48 KiB) the launch fails with cudaErrorInvalidValue unless
-    //     you first raise the kernel's limit: cudaFuncSetAttribute(sliced_kernel,
-    //     cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes) (check its error);
+    //     you first raise the kernel's limit: cudaFuncSetAttribute(reinterpret_cast<const
+    //     void*>(sliced_kernel), cudaFuncAttributeMaxDynamicSharedMemorySize, shared_bytes)
+    //     (check its error; the C form, with the kernel's address, also builds for the CPU
+    //     emulator);
     //   - wave = one_wave_grid(kBlockSize, shared_bytes, (size_t)-1, &wave); groups =
     //     wave / slices, at most packs_per_block, at least 1; grid = groups * slices;
     //   - launch sliced_kernel<<<grid, kBlockSize, shared_bytes, stream>>>(...) and return

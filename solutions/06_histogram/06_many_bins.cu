@@ -148,8 +148,11 @@ extern "C" cudaError_t histogram(const unsigned int* keys, unsigned int* bins, s
     const unsigned int slice_bins = (num_bins + slices - 1) / slices;
     const size_t shared_bytes = slice_bins * sizeof(unsigned int);
     if (shared_bytes > kDefaultSharedLimit) {
-        // Ask for more than 48 KiB once for this kernel (a cheap host call, no GPU work).
-        err = cudaFuncSetAttribute(sliced_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+        // Ask for more than 48 KiB once for this kernel (a cheap host call, no GPU work). The
+        // runtime's C function takes the kernel's address as a const void*: this form also
+        // builds for the CPU emulator, which lacks the template overload nvcc adds.
+        err = cudaFuncSetAttribute(reinterpret_cast<const void*>(sliced_kernel),
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    static_cast<int>(shared_bytes));
         if (err != cudaSuccess) return err;
     }
