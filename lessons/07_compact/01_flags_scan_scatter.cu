@@ -24,6 +24,9 @@
 //
 // As given, this file compiles and runs but writes neither out nor *count, so every test fails.
 
+// CUB marks its calls with NVTX ranges for profilers, and the NVTX code can load a profiler's
+// library (dlopen), which the checker never allows in a step. This turns the ranges off.
+#define CCCL_DISABLE_NVTX
 #include <cub/device/device_scan.cuh>
 
 #include "compact.cuh"

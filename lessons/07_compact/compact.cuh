@@ -36,11 +36,11 @@ extern "C" cudaError_t compact_unordered(const float* in, float* out, unsigned i
                                          cudaStream_t stream);
 
 // The bytes of scratch memory the checker passes: room for one unsigned int per element (step
-// 1's flags, scanned in place into positions) plus 32 MiB for everything else (a library's
-// temporary storage, per-chunk counts, one status word per tile and a counter). Its contents
-// are garbage at every call.
+// 1's flags, scanned in place into positions), then n / 16 bytes and 1 MiB more for everything
+// else (a library's temporary storage, per-chunk counts, one status word per tile and a
+// counter). Its contents are garbage at every call.
 inline size_t compact_workspace_bytes(size_t n) {
-    return n * sizeof(unsigned int) + (size_t{32} << 20);
+    return n * sizeof(unsigned int) + n / 16 + (size_t{1} << 20);
 }
 
 // One full wave of `block_size`-thread blocks on this GPU (lesson 01, step 2), but no more
