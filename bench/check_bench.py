@@ -89,7 +89,13 @@ def main():
     # 3. Independent measurement of the same reference.
     standalone = os.path.join(build, "bench", "standalone_time")
     if os.path.exists(standalone):
-        so = os.path.join(build, "refs/01_vector_add/03_float4.so")
+        # The reference built as the checker builds it (references are built on demand, in
+        # the checker's cache): nvcc, a shared object for this GPU.
+        so = os.path.join(tempfile.mkdtemp(prefix="cudalings_bench_ref_"), "03_float4.so")
+        subprocess.run(["nvcc", "-std=c++17", "-O3", "-lineinfo", "-shared", "-Xcompiler=-fPIC",
+                        "-cudart=shared", "-arch=native", "-I", os.path.join(ROOT, "lessons/01_vector_add"),
+                        "-I", os.path.join(ROOT, "lessons/common"), "-o", so,
+                        os.path.join(ROOT, "solutions/01_vector_add/03_float4.cu")], check=True)
         p = subprocess.run([standalone, so, "vector_add"], capture_output=True, text=True)
         if p.returncode == 0:
             out["standalone_median_us"] = float(p.stdout.split()[0])

@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# A full pass on a GPU machine, in two phases that each fit a 10-minute slot.
-#   bench/gpu_session.sh build      configure + build (preset gpu: this GPU's architecture)
-#   bench/gpu_session.sh course     GPU tests for solutions and skeletons, every solution
-#                                   checked with its staircase, the checker benchmark
-#   bench/gpu_session.sh suite      the adversarial fixtures (twice, in batches), the CPU tests,
-#                                   and the emulator against the GPU on every step
-#   bench/gpu_session.sh differential   only the emulator against the GPU on every step
-# Logs go to $OUT (or ./gpu-session); BUILD names the build directory (default build-gpu).
+# A full pass on a GPU machine, in phases that each fit a 10-minute slot. Every phase writes one
+# log (and JSON where there is some) under $OUT (or ./gpu-session); BUILD names the build
+# directory (default build-gpu). Phases can be chained: bench/gpu_session.sh build solutions.
+#   build         configure + build (preset gpu: this GPU's architecture), then every lesson's
+#                 checks and baselines (`cudalings dev check`, which also checks the course)
+#   solutions     every solution checked and timed, with every lesson's staircase (JSON + text)
+#   skeletons     every skeleton checked, no timing: all must fail
+#   fixtures      the bad-submission fixtures, graded in batches, twice (the GPU test)
+#   grading       grading's GPU tests (the sandbox with CUDA, workers, the autograder)
+#   bench         the checker's own benchmark (bench/check_bench.py)
+#   differential  the emulator against the GPU on every step (the same pass/fail)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-session}"
@@ -14,50 +17,86 @@ mkdir -p "$out"
 build="${BUILD:-build-gpu}"
 export PATH=/usr/local/cuda/bin:$PATH NO_COLOR=1
 state=/tmp/gpu-session-state
+[ -x .cache/bubblewrap/bwrap ] && export CUDALINGS_BWRAP=$PWD/.cache/bubblewrap/bwrap
 
-case "${1:-}" in
-build)
-  nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$out/gpu.txt" 2>&1
+# The verdicts of a `check --json` file, one line per step, and a count per verdict.
+summarize() {
+  python3 - "$1" <<'PY'
+import json, sys, collections
+j = json.load(open(sys.argv[1]))
+count = collections.Counter()
+for r in j["results"]:
+    count[r["verdict"]] += 1
+    line = f'{r["step"]:48} {r["verdict"]:14}'
+    for t in r.get("timings", []):
+        ref = t.get("speed_vs_reference")
+        line += f' [{t.get("column") or t["size"]}] {t["learner"]["median_us"]:.1f} us'
+        line += f' {t["learner"].get("percent_of_copy", 0):.1f}% copy' + (f' x{ref:.3f} ref' if ref else '')
+    if r["verdict"] not in ("PASS",) and r.get("reason"):
+        line += "  " + r["reason"][:150]
+    print(line)
+print(dict(count))
+PY
+}
+
+for phase in "$@"; do
   t0=$(date +%s)
-  cmake --preset gpu >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-  cmake --build --preset gpu --parallel 16 >"$out/build.log" 2>&1 || { grep -E "error" "$out/build.log" | head -30; exit 1; }
-  echo "build: $(( $(date +%s) - t0 )) s"
-  ;;
-course)
-  ctest --preset gpu -L gpu -E "fixture" 2>&1 | tee "$out/ctest-gpu-course.log" | tail -12
-  "$build/cudalings" check --all --solutions --state-dir "$state" >"$out/solutions.txt" 2>&1
-  grep -E "^[0-9]+ passed|staircase|^  [0-9a-z_:]" "$out/solutions.txt" | grep -vE "^  (compile|gpu|cases|floor|ref|time)" | tail -60
-  "$build/cudalings" check --all --no-time --state-dir /tmp/gpu-session-skel >"$out/skeletons.txt" 2>&1
-  grep -E "^(PASS|WRONG|CRASH|TIMEOUT|MEMORY_ERROR|SKIPPED|INTERNAL_ERROR|COMPILE_ERROR)" "$out/skeletons.txt" | sort | uniq -c
-  tail -1 "$out/skeletons.txt"
-  python3 bench/check_bench.py --build "$build" --out "$out/bench.json" 2>&1 | tail -5
-  ;;
-suite)
-  ctest --preset gpu -R "fixture" --output-on-failure 2>&1 | tee "$out/ctest-fixtures.log" | tail -25
-  ctest --preset gpu -L cpu -j 8 2>&1 | tee "$out/ctest-cpu.log" | tail -6
-  exec bash bench/gpu_session.sh differential
-  ;;
-differential)
-  # The emulator against the GPU on every step: the same pass/fail (the differential test).
-  "$build/cudalings" check --all --solutions --emulate --json --state-dir "$state" >"$out/emu-solutions.json" 2>/dev/null
-  "$build/cudalings" check --all --emulate --json --state-dir /tmp/gpu-session-skel >"$out/emu-skeletons.json" 2>/dev/null
-  "$build/cudalings" check --all --solutions --no-time --json --state-dir "$state" >"$out/gpu-solutions.json" 2>/dev/null
-  "$build/cudalings" check --all --no-time --json --state-dir /tmp/gpu-session-skel >"$out/gpu-skeletons.json" 2>/dev/null
-  python3 - "$out" <<'PY'
+  case "$phase" in
+  build)
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
+    cmake --preset gpu >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+    cmake --build --preset gpu --parallel 16 >"$out/build.log" 2>&1 ||
+      { grep -E "error" "$out/build.log" | head -30; exit 1; }
+    "$build/cudalings" --state-dir "$state" dev check 2>&1 | grep -v "^  \.\.\." | tail -15
+    ;;
+  solutions)
+    "$build/cudalings" check --all --solutions --json --state-dir "$state" >"$out/solutions.json" 2>"$out/solutions.err"
+    summarize "$out/solutions.json"
+    python3 - "$out/solutions.json" <<'PY'
+import json, sys
+for st in json.load(open(sys.argv[1]))["staircases"]:
+    print(f'== {st["lesson"]} staircase (copy {st["copy_gbps"]:.0f} GB/s)')
+    for row in st["rows"]:
+        cells = "  ".join(f'[{c["column"] or c["size"]}] {c["median_us"]:.1f} us {c["percent_of_copy"]:.1f}%'
+                          + (f' x{c["vs_previous"]:.2f} prev' if c.get("vs_previous") else "")
+                          for c in row["cells"])
+        print(f'  {row["label"][:40]:40} {cells}')
+PY
+    ;;
+  skeletons)
+    "$build/cudalings" check --all --no-time --json --state-dir /tmp/gpu-session-skel >"$out/skeletons.json" 2>/dev/null
+    summarize "$out/skeletons.json" | tail -1
+    summarize "$out/skeletons.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
+    ;;
+  fixtures)
+    ctest --test-dir "$build" -R "fixture" --output-on-failure 2>&1 | tail -40
+    ;;
+  grading)
+    ctest --test-dir "$build" -L gpu -R "grade|grading|sandbox|autograder" --output-on-failure 2>&1 | tail -30
+    ;;
+  bench)
+    python3 bench/check_bench.py --build "$build" --out "$out/bench.json" 2>&1 | tail -12
+    ;;
+  differential)
+    "$build/cudalings" check --all --solutions --emulate --json --state-dir "$state" >"$out/emu-solutions.json" 2>/dev/null
+    "$build/cudalings" check --all --emulate --json --state-dir /tmp/gpu-session-skel >"$out/emu-skeletons.json" 2>/dev/null
+    python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
 rows, same = [], 0
-for kind in ("solutions", "skeletons"):
-    gpu = {r["step"]: r["verdict"] for r in json.load(open(f"{out}/gpu-{kind}.json"))["results"]}
+for kind, gpu_file in (("solutions", "solutions.json"), ("skeletons", "skeletons.json")):
+    gpu = {r["step"]: r["verdict"] for r in json.load(open(f"{out}/{gpu_file}"))["results"]}
     emu = {r["step"]: r["verdict"] for r in json.load(open(f"{out}/emu-{kind}.json"))["results"]}
     for step in gpu:
         g, e = gpu[step], emu.get(step, "?")
         ok = (g == "PASS") == (e == "PASS")
         same += ok
         rows.append(f"{kind:9} {step:45} gpu {g:13} emulated {e:13} {'same' if ok else 'DIFFERENT'}")
-print("\n".join(rows))
+print("\n".join(r for r in rows if "DIFFERENT" in r))
 print(f"{same} of {len(rows)} steps: the same pass/fail on the GPU and under emulation")
 PY
-  ;;
-*) echo "usage: $0 build|course|suite"; exit 2 ;;
-esac
+    ;;
+  *) echo "usage: $0 build|solutions|skeletons|fixtures|grading|bench|differential ..."; exit 2 ;;
+  esac
+  echo "== $phase: $(( $(date +%s) - t0 )) s"
+done

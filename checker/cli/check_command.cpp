@@ -6,7 +6,10 @@
 #include <iostream>
 
 #include "../core/hash.h"
+#include "../core/history.h"
 #include "../core/report.h"
+#include "../core/sandbox.h"
+#include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
 
@@ -66,11 +69,25 @@ int cmd_check(const Options& o) {
 #if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
     options.emulate_without_gpu = !o.no_emulate;
 #endif
+    // --sandbox: the same sealed runs as grading (checker/core/sandbox.h).
+    if (o.sandbox) {
+        std::string why;
+        options.sandbox = open_sandbox({}, why);
+        if (!options.sandbox) {
+            std::cerr << "cudalings: no sandbox here: " << why << "\n";
+            return exit_code::usage;
+        }
+    }
     Checker checker(paths, m, options);
-    bool tty_progress = !o.json && ::isatty(2);
+    // Several steps: "[n/N] step" before each, then one line per step (a full report for a
+    // failure, or for every step with -v). Progress that rewrites itself only on a terminal.
+    const bool several = steps.size() > 1;
+    std::string counter;  // "[ 3/22] 01_vector_add/03_float4"
+    bool tty_progress = !o.json && live_terminal(2);
     if (tty_progress)
-        checker.set_progress_callback(
-            [](const std::string& what) { std::cerr << "  ... " << what << "\r\033[K"; });
+        checker.set_progress_callback([&counter](const std::string& what) {
+            std::cerr << "  " << counter << (counter.empty() ? "" : ": ") << what << "\r\033[K";
+        });
     RenderOptions render;
     render.color = use_color(o);
     render.verbose = o.verbose;
@@ -80,7 +97,8 @@ int cmd_check(const Options& o) {
     nlohmann::json staircases = nlohmann::json::array();
     std::vector<StepReport> lesson_reports;
     for (std::size_t i = 0; i < steps.size(); ++i) {
-        StepReport r = checker.check(steps[i], o.solutions);
+        if (several) counter = step_counter(i, steps.size()) + " " + step_name(m, steps[i]);
+        StepReport r = check_and_record(checker, o, m, progress, steps[i]);  // common.cpp
         lesson_reports.push_back(r);
         if (r.verdict == Verdict::Pass)
             ++passed;
@@ -88,18 +106,13 @@ int cmd_check(const Options& o) {
             ++skipped;
         else
             ++failed;
-        if (!o.solutions) {
-            std::string name = step_name(m, steps[i]);
-            if (r.verdict == Verdict::Pass)
-                progress.mark_passed(name, Hasher().add_file(r.file).hex());
-            else if (r.verdict != Verdict::Skipped)
-                progress.clear(name);
-            progress.save();
-        }
         if (o.json) {
             results.push_back(to_json(r));
+        } else if (several) {
+            std::cout << render_step_line(r, i, steps.size(), render) << std::flush;
+            if (o.verbose || (r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped))
+                std::cout << render_text(r, render) << "\n" << std::flush;
         } else {
-            if (i) std::cout << "\n";
             std::cout << render_text(r, render) << std::flush;
         }
         // The end of a whole lesson: its staircase.
@@ -108,6 +121,7 @@ int cmd_check(const Options& o) {
             const LessonInfo& lesson = m.lessons[steps[i].lesson];
             if (lesson_reports.size() == lesson.steps.size() && !o.no_time) {
                 auto st = staircase(checker, lesson, lesson_reports);
+                if (st.rows.size() >= 2 && !o.solutions) record_staircase(paths.state_dir, st);
                 if (st.rows.size() >= 2) {
                     if (o.json)
                         staircases.push_back(to_json(st));
@@ -119,11 +133,11 @@ int cmd_check(const Options& o) {
         }
     }
     if (o.json) {
-        std::cout << nlohmann::json{{"results", results},
-                                    {"staircases", staircases},
-                                    {"passed", passed},
-                                    {"failed", failed},
-                                    {"skipped", skipped}}
+        std::cout << versioned({{"results", results},
+                                {"staircases", staircases},
+                                {"passed", passed},
+                                {"failed", failed},
+                                {"skipped", skipped}})
                          .dump(2)
                   << "\n";
     } else if (steps.size() > 1 || o.all) {
@@ -133,10 +147,6 @@ int cmd_check(const Options& o) {
     return exit_code_for(passed, failed, skipped);
 }
 
-// Grading: many submission folders in one go. Each is checked in turn (its learner code in
-// supervised child processes, as always); each result is written atomically as soon as it is
-// known; one misbehaving submission never stops the batch, and a result file is written even
-// when the checker itself fails on one.
 }  // namespace
 
 Command add_check_command(CLI::App& app, Options& o) {
@@ -146,25 +156,10 @@ Command add_check_command(CLI::App& app, Options& o) {
     check->add_flag("--all", o.all, "every step of the course, in order");
     check->add_flag("--solutions", o.solutions,
                     "check the files under solutions/ instead of lessons/");
-    check->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
-    check->add_flag("--no-time", o.no_time, "correctness only");
-    check->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
-    check->add_flag(
-        "--emulate", o.emulate,
-        "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
-    check->add_flag("--no-emulate", o.no_emulate,
-                    "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
-    check->add_flag("--explain", o.explain,
-                    "emulate, and show teaching metrics: bank conflicts, sectors per request");
-    check->add_flag(
-        "--sanitize", o.sanitize,
-        "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
-    check->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
-        ->check(CLI::PositiveNumber);
-    check
-        ->add_option("--case-timeout", o.case_timeout,
-                     "seconds a case may go without progress before it is a TIMEOUT (default 20)")
-        ->check(CLI::PositiveNumber);
+    add_check_flags(check, o);  // shared with `watch` (common.cpp)
+    check->add_flag("--sandbox", o.sandbox,
+                    "run the step's build and code in the bubblewrap sandbox grading uses "
+                    "(CUDALINGS_BWRAP names bwrap when it is not on PATH)");
     return {check, [&o] {
                 if (o.all && !o.step.empty()) {
                     std::cerr << "cudalings: give a step or --all, not both\n";

@@ -33,6 +33,8 @@ struct Options {
     double case_timeout = 20;
     std::string seed;
     std::string step;
+    bool sandbox = false;  // check --sandbox: the learner's code in the grading sandbox
+    mutable std::string resolved_root;  // the course root open_course found
 };
 
 // A subcommand: its CLI11 object (set when it was given) and what runs it.
@@ -54,9 +56,38 @@ bool select_steps(const Options& o, const Manifest& m, const Progress& p,
 // for, or a fresh one). False, after saying why, when the seed is not hexadecimal.
 bool check_options(const Options& o, CheckOptions& options);
 
+// Checks one step and records what it means for the learner: progress (a pass marks the step
+// done, a failure of the learner's code clears it; SKIPPED, SETUP_ERROR and INTERNAL_ERROR say
+// nothing about the code and leave it alone) and the report kept for `cudalings report`.
+// Solutions (--solutions) are checked without recording anything.
+StepReport check_and_record(Checker& checker, const Options& o, const Manifest& m,
+                            Progress& progress, const StepRef& step);
+
+// Every --json output carries its format's version (readers check it before reading on).
+inline constexpr int kJsonFormatVersion = 1;
+nlohmann::json versioned(nlohmann::json j);
+// A validator for durations in seconds (> 0) with a message a person can read.
+CLI::Validator positive_seconds();
+// The names of every command, for "did you mean".
+std::vector<std::string> command_names(const CLI::App& app);
+// The check options the commands that check (check, watch) share, on `command`.
+void add_check_flags(CLI::App* command, Options& o);
+// The course's pristine copy (build/pristine) when it exists, else "" (after saying why).
+std::string pristine_or_explain(const CoursePaths& paths);
+
 Command add_list_command(CLI::App& app, Options& o);
 Command add_hint_command(CLI::App& app, Options& o);
 Command add_check_command(CLI::App& app, Options& o);
 Command add_grade_command(CLI::App& app, Options& o);
+Command add_dev_command(CLI::App& app, Options& o);
+// The learner's flow, editor and tools (one file each): see each file's header.
+Command add_doctor_command(CLI::App& app, Options& o);
+Command add_version_command(CLI::App& app, Options& o);
+Command add_reset_command(CLI::App& app, Options& o);
+Command add_watch_command(CLI::App& app, Options& o);
+Command add_report_command(CLI::App& app, Options& o);
+Command add_sass_command(CLI::App& app, Options& o);
+// `cudalings --version` (and `cudalings version`): the text, or JSON.
+int print_version(const Options& o);
 
 }  // namespace cudalings::cli

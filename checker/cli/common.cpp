@@ -1,11 +1,20 @@
 // Shared by every command: the tool directory, colour, the course, the steps, the options.
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
+#include "../core/hash.h"
+#include "../core/history.h"
+#include "../core/pristine.h"
+#include "../core/text.h"
+#include "../core/verdict.h"
 #include "cli.h"
 
 namespace fs = std::filesystem;
@@ -20,26 +29,28 @@ std::string tool_dir() {
     return fs::path(path).parent_path().string();
 }
 
-bool use_color(const Options& o) {
-    if (o.no_color || o.json) return false;
-    if (std::getenv("NO_COLOR") && *std::getenv("NO_COLOR")) return false;
-    return ::isatty(1);
-}
+bool use_color(const Options& o) { return color_wanted(1, o.no_color || o.json); }
 
 // Resolves the course and its manifest; prints why not and returns false when it cannot.
 bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest) {
     std::string root = o.root;
     if (root.empty() && std::getenv("CUDALINGS_ROOT")) root = std::getenv("CUDALINGS_ROOT");
     if (root.empty()) {
-        auto found = find_course_root(fs::current_path().string());
+        std::error_code ec;
+        auto found = find_course_root(fs::current_path(ec).string());
+        // Outside any course, ./cudalings (the wrapper) means its own course.
+        const char* wrapper_course = std::getenv("CUDALINGS_DEFAULT_ROOT");
+        if (!found && wrapper_course && *wrapper_course) found = wrapper_course;
         if (!found) {
             std::cerr << "cudalings: not inside a course: no " << kManifestName
-                      << " here or in any parent directory (use --root DIR)\n";
+                      << " here or in any parent directory (run it from the course's folder, "
+                         "or use --root DIR)\n";
             return false;
         }
         root = *found;
     }
     paths.root = fs::absolute(root).string();
+    o.resolved_root = paths.root;
     paths.tool_dir = tool_dir();
     paths.state_dir = !o.state_dir.empty()                 ? o.state_dir
                       : std::getenv("CUDALINGS_STATE_DIR") ? std::getenv("CUDALINGS_STATE_DIR")
@@ -50,8 +61,75 @@ bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest) {
         std::cerr << "cudalings: " << e.what() << "\n";
         return false;
     }
+    // References and checks are built against the course's own lesson headers (build/pristine),
+    // not the learner's working copies: an edited header affects only the learner's steps.
+    const std::string pristine = pristine_root(paths.tool_dir);
+    if (paths.include_root.empty() && pristine_covers(pristine, manifest))
+        paths.include_root = pristine;
     return true;
 }
+
+namespace {
+
+// Every name a step or lesson goes by, for suggestions.
+std::vector<std::string> step_names(const Manifest& m) {
+    std::vector<std::string> names;
+    for (const auto& lesson : m.lessons) {
+        names.push_back(lesson.id);
+        for (const auto& step : lesson.steps) {
+            names.push_back(lesson.id + "/" + step.id);
+            names.push_back(step.id);
+            const auto underscore = step.id.find('_');
+            if (underscore != std::string::npos) names.push_back(step.id.substr(underscore + 1));
+        }
+    }
+    return names;
+}
+
+// A step named by its bare id ("02_grid_stride_loop", "grid_stride_loop"), in any lesson.
+std::vector<StepRef> steps_by_bare_name(const Manifest& m, const std::string& text) {
+    std::vector<StepRef> found;
+    std::string t = text;
+    if (t.size() > 3 && t.substr(t.size() - 3) == ".cu") t.resize(t.size() - 3);
+    for (std::size_t l = 0; l < m.lessons.size(); ++l) {
+        for (std::size_t s = 0; s < m.lessons[l].steps.size(); ++s) {
+            const std::string& id = m.lessons[l].steps[s].id;
+            const auto underscore = id.find('_');
+            if (id == t || (underscore != std::string::npos && id.substr(underscore + 1) == t))
+                found.push_back({l, s});
+        }
+    }
+    return found;
+}
+
+// A name given as a path relative to the current folder ("02_grid_stride_loop.cu" inside
+// lessons/01_vector_add, "." inside a lesson): the same path relative to the course root.
+std::string relative_to_root(const std::string& text, const std::string& root) {
+    std::error_code ec;
+    const fs::path here = fs::absolute(text, ec);
+    if (ec || !fs::exists(here, ec)) return text;
+    const fs::path canonical_root = fs::weakly_canonical(root, ec);
+    const fs::path rel = fs::relative(fs::weakly_canonical(here, ec), canonical_root, ec);
+    if (ec || rel.empty() || *rel.begin() == "..") return text;
+    return rel.generic_string();
+}
+
+// A passed step whose file changed since it passed: `check` moves past it, so say so.
+void note_edited_passed_steps(const Options& o, const Manifest& m, const Progress& p) {
+    for (const auto& ref : all_steps(m)) {
+        const std::string name = step_name(m, ref);
+        const std::string hash = p.passed_hash(name);
+        if (hash.empty()) continue;
+        const auto& lesson = m.lessons[ref.lesson];
+        const std::string file =
+            o.resolved_root + "/lessons/" + lesson.id + "/" + lesson.steps[ref.step].id + ".cu";
+        if (Hasher().add_file(file).hex() == hash) continue;
+        std::cerr << "note: " << name << " changed since it passed; `./cudalings check " << name
+                  << "` checks it again\n";
+    }
+}
+
+}  // namespace
 
 std::vector<StepRef> all_steps(const Manifest& m) {
     std::vector<StepRef> refs;
@@ -75,9 +153,21 @@ bool select_steps(const Options& o, const Manifest& m, const Progress& p,
     }
     if (!o.step.empty()) {
         std::string error;
-        auto found = resolve_steps(m, o.step, &error);
+        const std::string text = relative_to_root(o.step, o.resolved_root);
+        auto found = resolve_steps(m, text, &error);
         if (!found) {
-            std::cerr << "cudalings: " << error << "\n";
+            const auto bare = steps_by_bare_name(m, text);
+            if (bare.size() == 1) {
+                steps = bare;
+                return true;
+            }
+            if (bare.size() > 1) {
+                std::cerr << "cudalings: \"" << o.step << "\" names a step in several lessons:";
+                for (const auto& ref : bare) std::cerr << " " << step_name(m, ref);
+                std::cerr << "\n";
+                return false;
+            }
+            std::cerr << "cudalings: " << error << did_you_mean(o.step, step_names(m)) << "\n";
             return false;
         }
         steps = *found;
@@ -85,6 +175,7 @@ bool select_steps(const Options& o, const Manifest& m, const Progress& p,
     }
     auto next = next_unfinished(m, p);
     if (next) steps = {*next};
+    note_edited_passed_steps(o, m, p);
     return true;
 }
 
@@ -97,14 +188,95 @@ bool check_options(const Options& o, CheckOptions& options) {
         options.seed = fresh_seed();
         return true;
     }
-    char* end = nullptr;
-    options.seed = std::strtoull(o.seed.c_str(), &end, 16);
-    if (!end || *end) {
-        std::cerr << "cudalings: --seed takes the hexadecimal seed a report printed\n";
+    // 1 to 16 hexadecimal digits, nothing else (strtoull would take "-5" and wrap it).
+    const bool hex = o.seed.size() <= 16 && std::all_of(o.seed.begin(), o.seed.end(), [](char c) {
+                         return std::isxdigit(static_cast<unsigned char>(c));
+                     });
+    if (!hex) {
+        std::cerr << "cudalings: --seed takes the 16 hexadecimal digits a report printed (not \""
+                  << o.seed << "\")\n";
         return false;
     }
+    options.seed = std::strtoull(o.seed.c_str(), nullptr, 16);
     return true;
 }
 
-// Rows for every timed step that passed, then the lesson's library baselines, timed now.
+StepReport check_and_record(Checker& checker, const Options& o, const Manifest& m,
+                            Progress& progress, const StepRef& step) {
+    StepReport r = checker.check(step, o.solutions);
+    if (o.solutions) return r;
+    const std::string name = step_name(m, step);
+    const bool about_the_code = r.verdict != Verdict::Skipped && r.verdict != Verdict::SetupError &&
+                                r.verdict != Verdict::InternalError;
+    if (r.verdict == Verdict::Pass)
+        progress.mark_passed(name, Hasher().add_file(r.file).hex());
+    else if (about_the_code)
+        progress.clear(name);
+    static bool warned = false;
+    const std::string& state = checker.paths().state_dir;
+    if ((!progress.save() || !record_result(state, r)) && !warned) {
+        warned = true;
+        std::cerr << "cudalings: cannot save progress in " << state << " (" << std::strerror(errno)
+                  << "): use --state-dir DIR (docs/troubleshooting.md"
+                  << "#state-dir)\n";
+    }
+    return r;
+}
+
+nlohmann::json versioned(nlohmann::json j) {
+    j["format_version"] = kJsonFormatVersion;
+    return j;
+}
+
+CLI::Validator positive_seconds() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(text.c_str(), &end);
+            if (end == text.c_str() || *end || !(v > 0) || v > 86400)
+                return "takes a number of seconds above 0 (and at most a day), not \"" + text +
+                       "\"";
+            return {};
+        },
+        "SECONDS");
+}
+
+std::vector<std::string> command_names(const CLI::App& app) {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        names.push_back(sub->get_name());
+    return names;
+}
+
+void add_check_flags(CLI::App* command, Options& o) {
+    command->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
+    command->add_flag("--no-time", o.no_time, "correctness only");
+    command->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
+    command->add_flag(
+        "--emulate", o.emulate,
+        "run the cases on the CPU emulator (correctness only, no timing), even on a GPU");
+    command->add_flag("--no-emulate", o.no_emulate,
+                      "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
+    command->add_flag("--explain", o.explain,
+                      "emulate, and show teaching metrics: bank conflicts, sectors per request");
+    command->add_flag(
+        "--sanitize", o.sanitize,
+        "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
+    command
+        ->add_option("--compile-timeout", o.compile_timeout, "seconds nvcc may take (default 120)")
+        ->check(positive_seconds());
+    command
+        ->add_option("--case-timeout", o.case_timeout,
+                     "seconds a case may go without progress before it is a TIMEOUT (default 20)")
+        ->check(positive_seconds());
+}
+
+std::string pristine_or_explain(const CoursePaths& paths) {
+    const std::string pristine = pristine_root(paths.tool_dir);
+    if (pristine.empty())
+        std::cerr << "cudalings: the course's own lesson files are not in " << paths.tool_dir
+                  << "/pristine: build the checker with ./cudalings (or cmake) first\n";
+    return pristine;
+}
+
 }  // namespace cudalings::cli

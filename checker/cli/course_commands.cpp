@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
 
@@ -43,9 +44,11 @@ int cmd_list(const Options& o) {
         }
     }
     if (o.json) {
-        std::cout << nlohmann::json{{"steps", j}, {"done", done}, {"total", total}}.dump(2) << "\n";
+        std::cout << versioned({{"steps", j}, {"done", done}, {"total", total}}).dump(2) << "\n";
     } else {
-        std::cout << "\n" << done << " of " << total << " steps done.";
+        std::cout << "\n"
+                  << progress_bar(done, total, 30, unicode_terminal()) << "  " << done << " of "
+                  << total << " steps done.";
         if (next) std::cout << " Next: ./cudalings check " << step_name(m, *next);
         std::cout << "\n";
     }
@@ -59,6 +62,15 @@ int cmd_hint(const Options& o) {
     Progress progress(paths.state_dir + "/progress.json");
     std::vector<StepRef> steps;
     if (!select_steps(o, m, progress, steps)) return exit_code::usage;
+    if (o.json) {
+        nlohmann::json hints = nlohmann::json::array();
+        for (const auto& ref : steps)
+            hints.push_back({{"step", step_name(m, ref)},
+                             {"title", m.lessons[ref.lesson].steps[ref.step].title},
+                             {"hint", m.lessons[ref.lesson].steps[ref.step].hint}});
+        std::cout << versioned({{"hints", hints}}).dump(2) << "\n";
+        return exit_code::pass;
+    }
     if (steps.empty()) {
         std::cout << "Every step is done: no hint needed.\n";
         return exit_code::pass;

@@ -3,34 +3,91 @@
 //   cudalings list                     lessons and steps, with what is done
 //   cudalings check [STEP]             check a step (the next unfinished one by default)
 //   cudalings check --all [--solutions]
+//   cudalings watch                    check the current step again on every save
 //   cudalings hint [STEP]
+//   cudalings reset STEP               the step's file as the course ships it (a backup is kept)
+//   cudalings doctor                   is this machine ready?
+//   cudalings report                   an HTML page: staircases, progress
+//   cudalings sass STEP                what the compiler made of a step (SASS, or PTX)
 //   cudalings grade SUBMISSION...      many submissions in one batch
+//   cudalings dev check                the course's own consistency (lesson authors, CI)
+//   cudalings --version
 //
 // Exit codes: 0 pass, 1 fail, 2 usage, 77 no GPU (it compiled; nothing else could run).
 // Each command lives in its own file (cli.h lists them); this file parses and dispatches.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <iostream>
 #include <vector>
 
+#include "../core/supervise.h"
+#include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
 
 using namespace cudalings;
 using namespace cudalings::cli;
 
+namespace {
+
+// A progress line may be half drawn when Ctrl-C arrives: clear it (async-signal-safe).
+void clear_progress_line(int) {
+    if (live_terminal(2)) (void)!::write(2, "\r\033[K", 4);
+}
+
+// "did you mean" for an unknown command or option.
+void suggest(const CLI::App& app, int argc, char** argv) {
+    const auto commands = command_names(app);
+    std::vector<std::string> options;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        for (const auto* opt : sub->get_options())
+            for (const auto& name : opt->get_lnames()) options.push_back("--" + name);
+    bool first_word = true;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg.rfind("--", 0) == 0) {
+            const std::string flag = arg.substr(0, arg.find('='));
+            if (std::find(options.begin(), options.end(), flag) == options.end() &&
+                flag != "--root" && flag != "--state-dir" && flag != "--json" &&
+                flag != "--no-color" && flag != "--help" && flag != "--version")
+                std::cerr << "cudalings: unknown option " << flag << did_you_mean(flag, options)
+                          << "\n";
+        } else if (first_word && arg[0] != '-') {
+            first_word = false;
+            if (std::find(commands.begin(), commands.end(), arg) == commands.end())
+                std::cerr << "cudalings: unknown command \"" << arg << "\""
+                          << did_you_mean(arg, commands) << "; `cudalings --help` lists them\n";
+        }
+    }
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+    // Ctrl-C or SIGTERM ends every process the checker started, always (supervise.h).
+    end_children_on_termination(clear_progress_line);
     CLI::App app{"cudalings: learn CUDA by writing kernels; checks, tests and times your code"};
-    app.require_subcommand(1);
+    app.require_subcommand(0, 1);
     app.fallthrough();  // global options may also follow the subcommand
     Options o;
+    bool version = false;
     app.add_option("--root", o.root, "the course directory (default: found from here upwards)");
     app.add_option("--state-dir", o.state_dir,
                    "where progress and caches live (default: <root>/.cudalings)");
-    app.add_flag("--json", o.json, "machine-readable output");
-    app.add_flag("--no-color", o.no_color, "no colour (also: NO_COLOR=1)");
+    app.add_flag("--json", o.json, "machine-readable output (every command; versioned)");
+    app.add_flag("--no-color", o.no_color,
+                 "no colour (also: NO_COLOR=1, TERM=dumb; FORCE_COLOR=1 forces it)");
+    app.add_flag("--version", version, "the checker's version");
 
-    const std::vector<Command> commands{add_list_command(app, o), add_check_command(app, o),
-                                        add_grade_command(app, o), add_hint_command(app, o)};
+    const std::vector<Command> commands{add_list_command(app, o),   add_check_command(app, o),
+                                        add_watch_command(app, o),  add_hint_command(app, o),
+                                        add_reset_command(app, o),  add_doctor_command(app, o),
+                                        add_report_command(app, o), add_sass_command(app, o),
+                                        add_grade_command(app, o),  add_version_command(app, o),
+                                        add_dev_command(app, o)};
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -38,10 +95,13 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
+        suggest(app, argc, argv);
         app.exit(e);
         return exit_code::usage;
     }
+    if (version) return print_version(o);
     for (const auto& c : commands)
         if (*c.app) return c.run();
+    std::cerr << app.help() << "\ncudalings: name a command (`cudalings check` to start)\n";
     return exit_code::usage;
 }

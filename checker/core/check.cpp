@@ -21,7 +21,9 @@
 #include "hash.h"
 #include "policy.h"
 #include "protocol.h"
+#include "sandbox.h"
 #include "sanitize.h"
+#include "setup.h"
 #include "stats.h"
 #include "supervise.h"
 
@@ -72,14 +74,16 @@ std::vector<json> parse_events(const std::string& channel, const unsigned char k
     return events;
 }
 
-// Starts the runner with a fresh key and returns its authenticated events.
+// Starts the runner with a fresh key and returns its authenticated events. With a sandbox
+// (sandbox.h), the runner runs inside it and sees what `view` names.
 ChildResult run_runner(const std::vector<std::string>& argv, ChildOptions options,
-                       std::vector<json>& events, int* forged = nullptr) {
+                       std::vector<json>& events, int* forged = nullptr,
+                       const Sandbox* sandbox = nullptr, const SandboxView& view = {}) {
     unsigned char key[16];
     random_key(key);
     options.result_channel = true;
     options.secret = key_to_hex(key);
-    auto child = run_supervised(argv, options);
+    auto child = run_contained(sandbox, argv, options, view);
     events = parse_events(child.channel.head, key, forged);
     return child;
 }
@@ -118,11 +122,38 @@ std::string describe_end(const ChildResult& child, double idle_seconds) {
            ") in the middle of the case";
 }
 
+// A build's children (nvcc, the preprocessor, the emulator's compiler) may use this much host
+// memory: enough for any real step, and an endless #include stops here, not in the machine's
+// swap.
+constexpr std::size_t kBuildMemoryLimit = std::size_t{4} << 30;
+
+// sandbox: what a build of `source` sees: its include directories, the file itself, the tools'
+// installations, and `work`, the only place it writes.
+SandboxView build_view(const std::vector<std::string>& include_dirs, const std::string& source,
+                       const std::string& work, const std::vector<std::string>& tools) {
+    SandboxView view;
+    view.read_only = include_dirs;
+    view.read_only.push_back(source);
+    for (const auto& tool : tools) view.read_only.push_back(install_root(tool));
+    view.writable = {work};
+    return view;
+}
+
+// The time `seconds` from now, and the seconds left until such a time (at least one).
+Clock::time_point after_seconds(double seconds) {
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+double seconds_until(Clock::time_point deadline) {
+    return std::max(1.0, std::chrono::duration<double>(deadline - Clock::now()).count());
+}
+
 // Preprocess the file twice (the device pass and the host pass: code can hide behind
 // __CUDA_ARCH__), both at once, and screen both. A file that does not preprocess is left to
 // the build.
 std::optional<PolicyViolation> screen_file(const CompileRequest& request, const PolicyRules& rules,
-                                           const std::string& scratch) {
+                                           const std::string& scratch, double seconds,
+                                           const Sandbox* sandbox, const SandboxView& view) {
     auto pass = [&](bool host) -> std::optional<PolicyViolation> {
         std::string out = scratch + (host ? ".host.ii" : ".device.ii");
         auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
@@ -131,12 +162,17 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
                        (request.arch.empty() ? std::string(kCompileOnlyArch) : request.arch));
         if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
         ChildOptions o;
-        o.wall_seconds = 60;
-        auto child = run_supervised(cmd, o);
+        o.wall_seconds = seconds;  // the build's own limit: it runs beside the build
+        o.memory_limit = kBuildMemoryLimit;
+        auto child = run_contained(sandbox, cmd, o, view);
         bool ok = false;
         std::string text = read_file(out, &ok);
         std::error_code ec;
         fs::remove(out, ec);
+        // An include that is not there may still have aimed at the solutions (in a sandbox they
+        // are not there to be found).
+        if (child.started && !child.timed_out && !child.exited_ok())
+            return screen_missing_includes(child.err.head, request.include_dirs, rules);
         if (!child.exited_ok() || !ok) return std::nullopt;
         return screen_preprocessed(text, rules);
     };
@@ -147,11 +183,14 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
 }
 
 // The dynamic symbols a built file imports: loading libraries itself is not allowed.
-std::optional<PolicyViolation> screen_imports(const std::string& object) {
+std::optional<PolicyViolation> screen_imports(const std::string& object, double seconds,
+                                              const Sandbox* sandbox) {
     ChildOptions o;
-    o.wall_seconds = 30;
+    o.wall_seconds = seconds;
     o.output_cap = 1 << 20;
-    auto nm = run_supervised({"nm", "-D", "--undefined-only", object}, o);
+    SandboxView view;
+    view.read_only = {object};
+    auto nm = run_contained(sandbox, {"nm", "-D", "--undefined-only", object}, o, view);
     if (!nm.exited_ok()) return std::nullopt;  // no nm here: the source screen still ran
     std::istringstream lines(nm.out.head);
     std::string line;
@@ -196,10 +235,7 @@ Checker::Checker(CoursePaths paths, Manifest manifest, CheckOptions options)
 
 std::string Checker::nvcc() const {
     if (!options_.nvcc.empty()) return options_.nvcc;
-    if (const char* env = std::getenv("CUDALINGS_NVCC")) return env;
-    std::string built_with = CUDALINGS_DEFAULT_NVCC;
-    if (::access(built_with.c_str(), X_OK) == 0) return built_with;
-    return "nvcc";
+    return configured_nvcc();  // setup.h: CUDALINGS_NVCC, the build's nvcc, or PATH
 }
 
 bool Checker::runs_on_gpu() { return !options_.emulate && gpu().present; }
@@ -294,19 +330,35 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         report.diagnostics = parse_compiler_output(output);
         return true;
     }
-    if (!make_dirs(dir)) {
-        report.verdict = Verdict::InternalError;
-        report.reason = "cannot create " + dir;
+    // The machine's problems are SETUP_ERROR, never the learner's (checker/core/setup.h).
+    if (auto problem = unsupported_architecture(request.nvcc, request.arch)) {
+        set_setup_error(report, *problem);
         return false;
     }
-    std::string temporary = object + ".tmp." + std::to_string(::getpid());
+    if (!make_dirs(dir)) {
+        set_setup_error(report, cannot_create_directory(dir, errno));
+        return false;
+    }
+    // sandbox: the build writes into a directory of its own (removed with it), the only place
+    // its sandbox may write; the object moves into the cache once it is accepted.
+    PrivateDir work(dir);
+    if (!work.ok()) {
+        report.verdict = Verdict::InternalError;
+        report.reason = "cannot create a build directory in " + dir;
+        return false;
+    }
+    std::string temporary = work.path() + "/" + key + ".so";
     request.output = temporary;
+    const SandboxView view = build_view(request.include_dirs, source, work.path(), {request.nvcc});
+    const Sandbox* sandbox = options_.sandbox.get();
     ChildOptions o;
     o.wall_seconds = options_.compile_seconds;
     o.output_cap = 64 * 1024;
+    o.memory_limit = kBuildMemoryLimit;
     say("compiling " + source);
     if (while_building) while_building(object);
     auto start = Clock::now();
+    const auto build_deadline = after_seconds(options_.compile_seconds);
     // The policy screen reads the preprocessed file (device and host views) while nvcc builds.
     PolicyRules rules;
     rules.forbidden_libraries = step.forbid;
@@ -315,18 +367,22 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     for (const std::string& top : {std::string(CUDALINGS_SOURCE_DIR), paths_.root})
         for (const char* part : {"/checker", "/checks"}) rules.forbidden_dirs.push_back(top + part);
     rules.forbidden_dirs.push_back(paths_.tool_dir);
+    rules.forbidden_dirs.insert(rules.forbidden_dirs.end(), options_.forbidden_dirs.begin(),
+                                options_.forbidden_dirs.end());
+    if (!paths_.include_root.empty()) rules.allowed_dirs.push_back(paths_.lessons_root());
     std::optional<PolicyViolation> violation;
     std::atomic<bool> stop_build{false};
     o.cancel = &stop_build;
     std::thread screen([&] {
-        violation = screen_file(request, rules, temporary);
+        violation = screen_file(request, rules, temporary, options_.compile_seconds, sandbox, view);
         if (violation) stop_build = true;  // no need to finish building a rejected file
     });
-    auto child = run_supervised(nvcc_command(request), o);
+    auto child = run_contained(sandbox, nvcc_command(request), o, view);
     screen.join();
     // A library loaded behind the checker's back shows in the built file's imports, however
-    // the source spelled it (asm labels, strings).
-    if (!violation && child.exited_ok()) violation = screen_imports(temporary);
+    // the source spelled it (asm labels, strings). It counts against the build's time limit.
+    if (!violation && child.exited_ok())
+        violation = screen_imports(temporary, seconds_until(build_deadline), sandbox);
     report.compile_seconds = seconds_since(start);
     // A build that does not become the cached object leaves no file behind.
     const auto discard = [&temporary] {
@@ -344,8 +400,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     report.compiler_output = output;
     report.diagnostics = parse_compiler_output(output);
     if (!child.started) {
-        report.verdict = Verdict::InternalError;
-        report.reason = "cannot run nvcc (" + child.start_error + "); set CUDALINGS_NVCC";
+        set_setup_error(report, cannot_run("nvcc", request.nvcc, child.start_error));
         return false;
     }
     if (child.timed_out) {
@@ -358,6 +413,10 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     bool have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
     if (!have_object) {
         discard();
+        if (auto problem = setup_problem_in_build_output(output)) {
+            set_setup_error(report, *problem);
+            return false;
+        }
         report.verdict = Verdict::CompileError;
         Diagnostic first = first_error(report.diagnostics);
         report.reason = first.message.empty() ? "nvcc failed" : first.message;
@@ -405,10 +464,63 @@ std::string Checker::lesson_checks(const LessonInfo& lesson, bool emulated, bool
     return b.object;
 }
 
+ChecksContents Checker::inspect_checks(const LessonInfo& lesson) {
+    ChecksContents out;
+    auto list = [&](const std::string& runner, const std::string& checks,
+                    const std::string& baselines) -> std::optional<ChecksListing> {
+        std::vector<std::string> argv{runner, "list", "--checks", checks};
+        if (!baselines.empty()) argv.insert(argv.end(), {"--baselines", baselines});
+        ChildOptions o;
+        o.wall_seconds = 60;
+        std::vector<json> events;
+        const auto child = run_runner(argv, o, events);
+        for (const auto& e : events) {
+            if (e.value("event", "") == ChecksListing::kEvent) return e.get<ChecksListing>();
+            if (e.value("event", "") == "internal_error") out.error = e.get<MessageEvent>().message;
+        }
+        if (out.error.empty())
+            out.error = "cannot list the lesson's checks: " + describe_end(child, 0);
+        return std::nullopt;
+    };
+    std::string error;
+    const std::string emulated = lesson_checks(lesson, true, false, &error);
+    const std::string gpu = emulated.empty() ? "" : lesson_checks(lesson, false, false, &error);
+    const bool has_baselines =
+        ::access((paths_.checks_dir(lesson) + "/baselines.cu").c_str(), R_OK) == 0;
+    const std::string baselines =
+        gpu.empty() || !has_baselines ? "" : lesson_checks(lesson, false, true, &error);
+    if (gpu.empty() || (has_baselines && baselines.empty())) {
+        out.error = error;
+        return out;
+    }
+    const auto on_emulator = list(emulated_runner(), emulated, "");
+    const auto on_gpu = on_emulator ? list(paths_.runner(), gpu, baselines) : std::nullopt;
+    if (!on_emulator || !on_gpu) return out;
+    for (const auto& p : on_emulator->problems) out.problems.push_back(p.name);
+    std::vector<std::string> gpu_problems;
+    for (const auto& p : on_gpu->problems) gpu_problems.push_back(p.name);
+    if (gpu_problems != out.problems)
+        out.error =
+            "the lesson's checks define other problems for the GPU than for the emulator "
+            "(#ifdef in checks.cu? library code belongs in baselines.cu)";
+    out.baselines = on_gpu->baselines;
+    return out;
+}
+
 std::string Checker::emulated_runner() const { return paths_.tool_dir + "/cudalings-runner-emu"; }
 
-std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const StepInfo& step,
-                                              const std::string& checks, const std::string& object,
+std::string Checker::reference(const LessonInfo& lesson, const StepInfo& step) {
+    StepReport scratch;
+    std::string object;
+    say("building the reference solution (once per step and GPU)");
+    if (!compile(lesson, step, paths_.step_file(lesson, step, true), true, scratch, object))
+        return {};
+    return object;
+}
+
+std::vector<std::string> Checker::runner_argv([[maybe_unused]] const LessonInfo& lesson,
+                                              const StepInfo& step, const std::string& checks,
+                                              const std::string& object,
                                               const StepReport& report, int first_case,
                                               bool first_child) const {
     std::vector<std::string> argv{paths_.runner(), "check",
@@ -417,8 +529,8 @@ std::vector<std::string> Checker::runner_argv(const LessonInfo& lesson, const St
                                   "--step",        object,
                                   "--seed",        format_seed(report.seed),
                                   "--first-case",  std::to_string(first_case)};
-    std::string reference = paths_.reference_object(lesson, step);
-    bool has_reference = ::access(reference.c_str(), R_OK) == 0;
+    const std::string& reference = reference_;
+    bool has_reference = !reference.empty() && ::access(reference.c_str(), R_OK) == 0;
     bool want_timing = options_.timing && step.timed;
     if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
         argv[0] = emulated_runner();
@@ -538,11 +650,12 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         if (child_index == 0 && first && first->valid())
             r = first->get();  // started during the build, with these same arguments
         else
-            r.child = run_runner(argv, runner_options(), r.events, &r.forged);
+            r.child = run_runner(argv, runner_options(), r.events, &r.forged,
+                                 options_.sandbox.get(), runner_view(argv, !emulating_));
         const ChildResult& child = r.child;
         forged_lines += r.forged;
         if (!child.started) {
-            report.internal_error = "cannot start the runner: " + child.start_error;
+            set_setup_error(report, cannot_run("the runner", argv[0], child.start_error));
             return;
         }
         report.runner_ms += 1000 * child.wall_seconds;
@@ -672,7 +785,9 @@ void Checker::sanitize(const LessonInfo& lesson, const StepInfo& step, const std
         o.channel_idle_seconds = 4 * options_.case_idle_seconds;  // the tools are slow
         o.output_cap = 256 * 1024;
         std::vector<json> events;
-        auto child = run_runner(sanitizer_command(sanitizer, tool, program), o, events);
+        auto command = sanitizer_command(sanitizer, tool, program);
+        auto child = run_runner(command, o, events, nullptr, options_.sandbox.get(),
+                                runner_view(command, true));
         if (!child.started) {
             report.sanitizer_note = "cannot run compute-sanitizer: " + child.start_error;
             return;
@@ -706,6 +821,10 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         report.reason = "the file " + report.file + " is missing or unreadable";
         return finish();
     }
+    // The reference it is timed against: built when first needed, for this GPU, against the
+    // course's own headers (cached like any build).
+    reference_.clear();
+    if (options_.timing && step.timed && runs_on_gpu()) reference_ = reference(lesson, step);
     std::string object;
     // While nvcc builds the step, the first runner is already starting CUDA; it waits for its
     // key before it loads anything (ChildOptions::hold). The build's end releases it, a failed
@@ -721,9 +840,14 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         auto argv = runner_argv(lesson, step, checks, built_object, report, 0, true);
         ChildOptions o = runner_options();
         o.hold = hold.get();
-        first = std::async(std::launch::async, [argv, o, hold] {
+        // sandbox: the object does not exist yet when the runner starts, so its directory (the
+        // build cache) is what the sandbox binds; the runner reads the object once released.
+        const Sandbox* sandbox = options_.sandbox.get();
+        SandboxView view = runner_view(argv, true);
+        view.read_only.push_back(fs::path(built_object).parent_path().string());
+        first = std::async(std::launch::async, [argv, o, hold, sandbox, view] {
             RunnerRun r;
-            r.child = run_runner(argv, o, r.events, &r.forged);
+            r.child = run_runner(argv, o, r.events, &r.forged, sandbox, view);
             return r;
         });
     };
@@ -735,6 +859,11 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
     if (!runs_on_gpu() && (options_.emulate || options_.emulate_without_gpu)) {
         run_emulated(lesson, step, report);
+        // Say what could not be checked here rather than skip it silently.
+        if (options_.sanitize)
+            report.sanitizer_note =
+                "compute-sanitizer needs a GPU: not run (the emulator's own "
+                "race and bounds checks ran instead)";
         return finish();
     }
     if (!runs_on_gpu()) {
@@ -745,7 +874,8 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     }
     report.gpu = g.name;
     run(lesson, step, object, report, &first);
-    if (options_.sanitize && report.internal_error.empty() && report.load_error.empty())
+    if (options_.sanitize && report.internal_error.empty() && report.load_error.empty() &&
+        report.verdict != Verdict::SetupError)
         sanitize(lesson, step, object, report);
     conclude(report);
     return finish();
@@ -774,22 +904,43 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     b.output = dir + "/" + key + ".so";
     if (!(options_.use_cache && ::access(b.output.c_str(), R_OK) == 0)) {
         if (!make_dirs(dir)) {
-            report.verdict = Verdict::InternalError;
-            report.reason = "cannot create " + dir;
+            set_setup_error(report, cannot_create_directory(dir, errno));
             return;
         }
-        std::string tmp = dir + "/" + key + "." + std::to_string(::getpid());
+        // sandbox: outputs in a directory of their own; the three commands share one limit.
+        PrivateDir work(dir);
+        if (!work.ok()) {
+            report.verdict = Verdict::InternalError;
+            report.reason = "cannot create a build directory in " + dir;
+            return;
+        }
+        std::string tmp = work.path() + "/" + key;
         b.rewritten = tmp + ".cpp";
         b.object = tmp + ".o";
         std::string final_output = b.output;
         b.output = tmp + ".so";
+        SandboxView view = build_view(b.include_dirs, b.source, work.path(), {b.cxx});
+        view.read_only.insert(view.read_only.end(),
+                              {b.rewriter, b.emulator_include, b.cuda_include});
+        const auto deadline = after_seconds(options_.compile_seconds);
         say("building for the CPU emulator");
         for (const auto& cmd : emulated_build_commands(b)) {
             ChildOptions o;
-            o.wall_seconds = options_.compile_seconds;
+            o.wall_seconds = seconds_until(deadline);
             o.output_cap = 16 * 1024;
-            auto child = run_supervised(cmd, o);
+            o.memory_limit = kBuildMemoryLimit;
+            auto child = run_contained(options_.sandbox.get(), cmd, o, view);
             if (!child.exited_ok()) {
+                auto problem = !child.started
+                                   ? std::optional<SetupProblem>(cannot_run(
+                                         "the emulator's build", cmd[0], child.start_error))
+                                   : setup_problem_in_build_output(child.err.head + child.out.head);
+                if (problem) {
+                    set_setup_error(report, *problem);
+                    std::error_code ec;
+                    for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
+                    return;
+                }
                 Diagnostic first =
                     first_error(parse_compiler_output(child.err.head + child.out.head));
                 report.verdict = Verdict::InternalError;

@@ -8,17 +8,21 @@
 #include <functional>
 #include <future>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "checks_build.h"
+#include "devcheck.h"
 #include "course.h"
 #include "manifest.h"
 #include "report.h"
 #include "supervise.h"
 
 namespace cudalings {
+
+class Sandbox;  // sandbox.h
 
 struct GpuInfo {
     bool present = false;
@@ -44,6 +48,12 @@ struct CheckOptions {
     bool emulate = false;              // --emulate: even where a GPU is present
     bool emulate_without_gpu = false;  // emulate automatically where there is no GPU
     bool explain = false;              // --explain: the emulator's teaching metrics
+    // Sealed runs (sandbox.h): when set, every child that reads or runs the learner's code
+    // (preprocessing, nvcc, nm, the emulator's build, the runner, compute-sanitizer) runs in it.
+    std::shared_ptr<const Sandbox> sandbox;
+    // Grading: more directories no step may include (the instructor's course, other
+    // submissions), besides the course's own solutions/ and the checker.
+    std::vector<std::string> forbidden_dirs;
 };
 
 class Checker {
@@ -65,6 +75,11 @@ class Checker {
         std::vector<TimingResult> timings;
     };
     BaselineTiming time_baseline(const LessonInfo& lesson, const BaselineInfo& baseline);
+
+    // What a lesson's checks register (for `dev check`): both builds (for the emulator and for
+    // the GPU, compile-only without one) must define the same problems; the baselines come from
+    // the GPU build.
+    ChecksContents inspect_checks(const LessonInfo& lesson);
 
     // The lesson's checks plugin (or its baselines), built when first needed; empty on failure,
     // with `error` saying why.
@@ -98,6 +113,9 @@ class Checker {
                     std::string& phase, bool& done);
     ChecksToolchain toolchain(bool emulated);
     std::string emulated_runner() const;
+    // The step's reference solution, built on demand (empty when it cannot be built).
+    std::string reference(const LessonInfo& lesson, const StepInfo& step);
+    std::string reference_;  // the current step's
     // `first` (optional): the first runner, already started while the step was being built.
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
              StepReport& report, std::future<RunnerRun>* first = nullptr);

@@ -1,5 +1,7 @@
 #include "compile.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <regex>
 #include <sstream>
 
@@ -32,7 +34,20 @@ std::string compile_cache_key(const CompileRequest& r, std::string_view nvcc_ide
     h.add(nvcc_identity);
     h.add_file(r.source);
     for (const auto& header : header_files) h.add(header).add_file(header);
+    for (const auto& header : headers_beside(r.source)) h.add(header).add_file(header);
     return h.hex();
+}
+
+std::vector<std::string> headers_beside(const std::string& source) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> headers;
+    std::error_code ec;
+    for (const auto& entry : fs::directory_iterator(fs::path(source).parent_path(), ec)) {
+        const auto ext = entry.path().extension().string();
+        if (ext == ".cuh" || ext == ".h" || ext == ".hpp") headers.push_back(entry.path().string());
+    }
+    std::sort(headers.begin(), headers.end());
+    return headers;
 }
 
 std::vector<Diagnostic> parse_compiler_output(std::string_view output) {

@@ -23,7 +23,12 @@ inline constexpr std::string_view kCompileOnlyArch = "sm_75";
 // nvcc, as an argv, building a shared object the runner loads with dlopen.
 std::vector<std::string> nvcc_command(const CompileRequest& request);
 
-// Cache key: the command's flags, nvcc's identity, the source and every header it can see.
+// The headers (.h, .cuh, .hpp) in the source file's own folder, sorted: a quoted #include
+// finds them before any -I directory, so they belong in every cache key of that source.
+std::vector<std::string> headers_beside(const std::string& source);
+
+// Cache key: the command's flags, nvcc's identity, the source and every header it can see
+// (`header_files`, and the headers beside the source).
 std::string compile_cache_key(const CompileRequest& request, std::string_view nvcc_identity,
                               const std::vector<std::string>& header_files);
 

@@ -53,6 +53,7 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
 }  // namespace
 
 void conclude(StepReport& r) {
+    if (r.verdict == Verdict::SetupError) return;  // the machine's fault, said where it was found
     r.pattern.clear();
     if (!r.load_error.empty()) {
         r.verdict = Verdict::CompileError;

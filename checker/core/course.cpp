@@ -59,6 +59,12 @@ bool Progress::passed(const std::string& step) const {
     return std::any_of(passed_.begin(), passed_.end(), [&](auto& p) { return p.first == step; });
 }
 
+std::string Progress::passed_hash(const std::string& step) const {
+    for (const auto& [name, hash] : passed_)
+        if (name == step) return hash;
+    return {};
+}
+
 void Progress::mark_passed(const std::string& step, const std::string& content_hash) {
     clear(step);
     passed_.emplace_back(step, content_hash);

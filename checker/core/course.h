@@ -31,8 +31,12 @@ struct CoursePaths {
     std::string step_file(const LessonInfo& l, const StepInfo& s, bool solution) const;
     // The lesson's checks (lesson.json, checks.cu, baselines.cu, fixtures/): the course's own,
     // or, when grading submissions, the instructor's copy.
+    std::string checks_root;  // where checks/ is when not beside the lessons (a graded copy)
     std::string checks_dir(const LessonInfo& l) const {
-        return (include_root.empty() ? root : include_root) + "/checks/" + l.id;
+        return (!checks_root.empty()    ? checks_root
+                : include_root.empty() ? root
+                                       : include_root) +
+               "/checks/" + l.id;
     }
     std::string reference_object(const LessonInfo& l, const StepInfo& s) const;
     std::string runner() const { return tool_dir + "/cudalings-runner"; }
@@ -45,6 +49,8 @@ class Progress {
   public:
     explicit Progress(std::string file);
     bool passed(const std::string& step) const;
+    // The content hash of the file when it passed ("" when it has not passed).
+    std::string passed_hash(const std::string& step) const;
     void mark_passed(const std::string& step, const std::string& content_hash);
     void clear(const std::string& step);
     bool save() const;  // atomic (write + rename); false when the directory is not writable

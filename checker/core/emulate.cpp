@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <regex>
 
+#include "compile.h"
 #include "hash.h"
 
 #ifndef CUDALINGS_EMU_INCLUDE_DIR
@@ -74,6 +75,7 @@ std::string emulated_cache_key(const EmulatedBuild& b, const std::vector<std::st
         for (const auto& part : cmd) h.add(part);
     h.add_file(b.source);
     for (const auto& header : headers) h.add(header).add_file(header);
+    for (const auto& header : headers_beside(b.source)) h.add(header).add_file(header);
     h.add_file(b.emulator_include + "/cudalings_emu/cuda_emu.h");
     h.add_file(b.emulator_include + "/cudalings_emu/abi.h");
     h.add_file(b.rewriter);

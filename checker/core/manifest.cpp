@@ -45,6 +45,17 @@ LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>
         for (const auto& lib : forbid)
             if (std::find(allow.begin(), allow.end(), lib) == allow.end())
                 step.forbid.push_back(lib);
+        // Grading: points and visibility (manifest.h), with their defaults.
+        step.points = js.value("points", 1.0);
+        step.visibility = js.value("visibility", std::string("visible"));
+        if (!(step.points >= 0))
+            throw std::runtime_error(where + ": step " + step.id +
+                                     ": \"points\" must be a number, 0 or more");
+        if (step.visibility != "visible" && step.visibility != "hidden" &&
+            step.visibility != "after_due_date" && step.visibility != "after_published")
+            throw std::runtime_error(where + ": step " + step.id +
+                                     ": \"visibility\" must be visible, hidden, after_due_date "
+                                     "or after_published");
         if (step.problem.empty())
             throw std::runtime_error(where + ": step " + lesson.id + "/" + step.id +
                                      " has no problem (give one to the lesson or the step)");

@@ -99,6 +99,7 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
     // line markers for a few dozen files, and resolving a path asks the file system.
     const std::vector<std::string> screened_dirs = normal_all(rules.screened_dirs);
     const std::vector<std::string> forbidden_dirs = normal_all(rules.forbidden_dirs);
+    const std::vector<std::string> allowed_dirs = normal_all(rules.allowed_dirs);
     std::unordered_map<std::string, bool> screened_file;  // path -> its text is screened
     std::istringstream lines{std::string(text)};
     std::string line, current;
@@ -120,8 +121,10 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
                 return PolicyViolation{
                     "no-" + lib, "this step may not use " + lib + ": the file includes " + path};
             std::string resolved = normal(path);
+            bool allowed = false;
+            for (const auto& dir : allowed_dirs) allowed = allowed || under(resolved, dir);
             for (const auto& dir : forbidden_dirs)
-                if (under(resolved, dir))
+                if (under(resolved, dir) && !allowed)
                     return PolicyViolation{"no-foreign-files",
                                            "the file includes " + path +
                                                ", which belongs to the course's solutions or the "
@@ -150,6 +153,44 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
                                                          std::string(id) + ")" + where()};
         });
         if (found) return found;
+    }
+    return std::nullopt;
+}
+
+std::optional<PolicyViolation> screen_missing_includes(std::string_view diagnostics,
+                                                       const std::vector<std::string>& include_dirs,
+                                                       const PolicyRules& rules) {
+    // gcc's preprocessor: FILE:LINE:COL: fatal error: NAME: No such file or directory
+    const std::string marker = ": fatal error: ";
+    const std::string missing = ": No such file or directory";
+    const std::vector<std::string> forbidden_dirs = normal_all(rules.forbidden_dirs);
+    std::istringstream lines{std::string(diagnostics)};
+    std::string line;
+    while (std::getline(lines, line)) {
+        auto at = line.find(marker);
+        if (at == std::string::npos || line.size() < missing.size() ||
+            line.compare(line.size() - missing.size(), missing.size(), missing) != 0)
+            continue;
+        std::string name =
+            line.substr(at + marker.size(), line.size() - missing.size() - at - marker.size());
+        std::string includer = line.substr(0, at);
+        for (int i = 0; i < 2; ++i) includer = includer.substr(0, includer.rfind(':'));
+        std::vector<fs::path> candidates;
+        if (fs::path(name).is_absolute()) {
+            candidates.push_back(name);
+        } else {
+            candidates.push_back(fs::path(includer).parent_path() / name);
+            for (const auto& dir : include_dirs) candidates.push_back(fs::path(dir) / name);
+        }
+        for (const auto& candidate : candidates) {
+            std::string resolved = normal(candidate.lexically_normal().string());
+            for (const auto& dir : forbidden_dirs)
+                if (under(resolved, dir))
+                    return PolicyViolation{"no-foreign-files",
+                                           "the file includes " + name +
+                                               ", which belongs to the course's solutions or the "
+                                               "checker"};
+        }
     }
     return std::nullopt;
 }

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "cases.h"
+#include "text.h"
 
 namespace cudalings {
 namespace {
@@ -81,7 +82,9 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         if (!first.message.empty()) {
             std::size_t errors = 0;
             for (auto& d : r.diagnostics) errors += d.severity != "warning";
-            s << "  " << (first.file.empty() ? r.file : first.file);
+            // Unindented, as compilers print it: editors' problem matchers (.vscode/tasks.json)
+            // and terminals that link file:line find it.
+            s << (first.file.empty() ? r.file : first.file);
             if (first.line > 0) s << ":" << first.line;
             s << ": " << first.severity << ": " << first.message << "\n";
             if (errors > 1) s << "  (the first of " << errors << " errors; nvcc said:)\n";
@@ -105,8 +108,7 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         s << "\n";
         for (std::size_t i = 0; i < r.diagnostics.size() && i < 3; ++i) {
             const auto& d = r.diagnostics[i];
-            s << "    " << d.file << ":" << d.line << ": " << d.severity << ": " << d.message
-              << "\n";
+            s << d.file << ":" << d.line << ": " << d.severity << ": " << d.message << "\n";
         }
     }
     if (!r.gpu.empty()) s << "  gpu      " << r.gpu << "\n";
@@ -135,6 +137,20 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
                 s << "  tolerance: " << c.tolerance << "\n";
                 break;
             }
+        }
+        // --explain: the emulator's teaching metrics ride on each case's detail; without -v
+        // they are shown once per step, for the largest case that passed (the most typical).
+        const CaseResult* explained = nullptr;
+        for (const auto& c : r.cases)
+            if (c.verdict == Verdict::Pass && !c.detail.empty() &&
+                (!explained || c.n >= explained->n))
+                explained = &c;
+        if (explained && !o.verbose) {
+            s << "  explain  (" << explained->name << ")\n";
+            std::istringstream lines(explained->detail);
+            std::string line;
+            while (std::getline(lines, line))
+                if (!line.empty()) s << "      " << line << "\n";
         }
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
@@ -179,6 +195,30 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         !r.cases.empty())
         s << "  reproduce: " << o.command << " check " << r.step << " --seed "
           << format_seed(r.seed) << "\n";
+    return s.str();
+}
+
+std::string step_counter(std::size_t index, std::size_t total) {
+    const std::string n = std::to_string(index + 1), of = std::to_string(total);
+    return "[" + std::string(of.size() - std::min(of.size(), n.size()), ' ') + n + "/" + of + "]";
+}
+
+std::string render_step_line(const StepReport& r, std::size_t index, std::size_t total,
+                             const RenderOptions& o) {
+    std::ostringstream s;
+    s << step_counter(index, total) << " " << pad_right(r.step, 44) << " "
+      << paint(o, colour_of(r.verdict), pad_right(name(r.verdict), 13));
+    if (!r.timings.empty()) {
+        const TimingResult& t = r.timings.front();  // the first timed problem
+        s << " " << pad_left(format_time_us(t.learner.median_us), 9);
+        if (t.copy_gbps > 0) s << "  " << fixed(t.percent_of_copy(t.learner), 1) << "% of copy";
+        if (r.timings.size() > 1) s << " (" << t.column << "; +" << r.timings.size() - 1 << " more)";
+    } else if (!r.reason.empty() && r.verdict != Verdict::Pass) {
+        s << " " << r.reason.substr(0, 70);
+    } else if (r.verdict == Verdict::Pass && !r.gpu.empty() && r.gpu.rfind("none", 0) == 0) {
+        s << " (emulated: not timed)";
+    }
+    s << "\n";
     return s.str();
 }
 
@@ -241,11 +281,11 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
       << "that move the same bytes at the same size)\n";
     const auto columns = columns_of(st);
     const auto figures = stair_figures(st);
+    // Columns by display width (text.h): "µs" is two bytes and one column, labels need not be
+    // ASCII.
     std::size_t width = 4;
-    for (const auto& r : st.rows) width = std::max(width, r.label.size());
-    auto pad = [&](const std::string& text) {
-        return text + std::string(width - std::min(width, text.size()) + 2, ' ');
-    };
+    for (const auto& r : st.rows) width = std::max(width, display_width(r.label));
+    auto pad = [&](const std::string& text) { return pad_right(text, width + 2); };
     if (columns.size() <= 1) {
         s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev  size\n";
         for (std::size_t i = 0; i < st.rows.size(); ++i) {
@@ -253,15 +293,14 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
             for (std::size_t k = 0; k < r.cells.size(); ++k) {
                 const auto& c = r.cells[k];
                 const auto& f = figures[i][k];
-                char line[200];
-                std::snprintf(line, sizeof line, "%10s  %8s  %5.1f%%",
-                              format_time_us(c.median_us).c_str(), format_rate(f.gbps).c_str(),
-                              f.percent_of_copy);
-                s << "  " << pad(r.label) << line;
+                char line[160];
+                std::snprintf(line, sizeof line, "  %5.1f%%", f.percent_of_copy);
+                s << "  " << pad(r.label) << pad_left(format_time_us(c.median_us), 10) << "  "
+                  << pad_left(format_rate(f.gbps), 8) << line;
                 if (f.has_previous)
                     std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", f.vs_first, f.vs_previous);
                 else
-                    std::snprintf(line, sizeof line, "  %7s  %7s", f.has_first ? "1.00x" : "-",
+                    std::snprintf(line, sizeof line, "  %8s  %7s", f.has_first ? "1.00x" : "-",
                                   "-");
                 s << line << "  " << c.size << "\n";
             }
@@ -270,11 +309,7 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
     }
     // One column per timed problem: time and % of the copy rate in each.
     s << "  " << pad("step");
-    for (const auto& col : columns) {
-        char head[64];
-        std::snprintf(head, sizeof head, "  %18s", col.substr(0, 18).c_str());
-        s << head;
-    }
+    for (const auto& col : columns) s << "  " << pad_left(col, 18);
     s << "\n";
     for (std::size_t i = 0; i < st.rows.size(); ++i) {
         const auto& r = st.rows[i];
@@ -285,9 +320,7 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
                 if (r.cells[k].column == col)
                     cell = format_time_us(r.cells[k].median_us) + " " +
                            fixed(figures[i][k].percent_of_copy, 0) + "%";
-            char text[64];
-            std::snprintf(text, sizeof text, "  %18s", cell.c_str());
-            s << text;
+            s << "  " << pad_left(cell, 18);
         }
         s << "\n";
     }

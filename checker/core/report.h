@@ -55,6 +55,11 @@ struct RenderOptions {
 };
 
 std::string render_text(const StepReport& r, const RenderOptions& options);
+// When several steps are checked: "[ 3/22]" for the index-th (from 0) of `total`, and the
+// step's one line: "[ 3/22] 01_vector_add/03_float4          PASS  781.0 µs  97.9% of copy".
+std::string step_counter(std::size_t index, std::size_t total);
+std::string render_step_line(const StepReport& r, std::size_t index, std::size_t total,
+                             const RenderOptions& options);
 
 // The staircase: every timed step of a lesson that passed, in order, then the library
 // baselines measured in the same run — the table that shows what each idea buys. A row has one

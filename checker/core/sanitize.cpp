@@ -1,5 +1,6 @@
 #include "sanitize.h"
 
+#include "setup.h"
 #include "supervise.h"
 
 #include <unistd.h>
@@ -106,17 +107,7 @@ std::vector<SanitizerFinding> parse_sanitizer_output(std::string_view output,
 
 std::string find_sanitizer(const std::string& nvcc) {
     if (const char* env = std::getenv("CUDALINGS_SANITIZER")) return env;
-    std::vector<fs::path> candidates;
-    fs::path bin = fs::path(nvcc).parent_path();
-    if (!bin.empty()) {
-        candidates.push_back(bin / "compute-sanitizer");
-        candidates.push_back(bin.parent_path() / "compute-sanitizer" / "compute-sanitizer");
-    }
-    candidates.push_back("/usr/local/cuda/bin/compute-sanitizer");
-    candidates.push_back("/usr/local/cuda/compute-sanitizer/compute-sanitizer");
-    for (const auto& c : candidates)
-        if (::access(c.c_str(), X_OK) == 0) return c.string();
-    return find_program("compute-sanitizer");
+    return find_cuda_tool(nvcc, "compute-sanitizer");
 }
 
 }  // namespace cudalings

@@ -3,12 +3,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <sys/stat.h>
+#include <array>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -22,6 +25,79 @@ namespace cudalings {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// ------------------------------------------------------------------ children still running
+// A fixed table (no allocation, lock-free) that a signal handler may read: the process group of
+// every child that is running, and its memory cgroup's directory when it has one.
+struct RunningChild {
+    std::atomic<pid_t> group{0};  // 0: free; -1: being filled in
+    std::atomic<bool> has_cgroup{false};
+    char cgroup_dir[512] = {};
+};
+std::array<RunningChild, 256> running;
+void (*on_termination)(int) = nullptr;
+
+int remember_child(pid_t group, const std::string& cgroup_dir) {
+    for (std::size_t i = 0; i < running.size(); ++i) {
+        pid_t free_slot = 0;
+        if (!running[i].group.compare_exchange_strong(free_slot, -1)) continue;
+        bool fits = !cgroup_dir.empty() && cgroup_dir.size() < sizeof running[i].cgroup_dir;
+        if (fits) std::memcpy(running[i].cgroup_dir, cgroup_dir.c_str(), cgroup_dir.size() + 1);
+        running[i].has_cgroup.store(fits);
+        running[i].group.store(group);
+        return static_cast<int>(i);
+    }
+    return -1;  // more than 256 at once: PR_SET_PDEATHSIG still covers them
+}
+
+void forget_child(int slot) {
+    if (slot < 0) return;
+    running[static_cast<std::size_t>(slot)].has_cgroup.store(false);
+    running[static_cast<std::size_t>(slot)].group.store(0);
+}
+
+// Async-signal-safe: kill(2), open(2), write(2), rmdir(2), nanosleep(2) and raise(3) only.
+extern "C" void end_children_and_die(int sig) {
+    if (on_termination) on_termination(sig);
+    for (auto& child : running) {
+        pid_t group = child.group.load();
+        if (group <= 0) continue;
+        ::kill(-group, SIGKILL);
+        if (child.has_cgroup.load()) {
+            // Processes that left the group are still in the cgroup (Linux 5.14+).
+            char path[sizeof child.cgroup_dir + 16];
+            std::size_t n = 0;
+            while (child.cgroup_dir[n] && n < sizeof child.cgroup_dir)
+                path[n] = child.cgroup_dir[n], ++n;
+            const char* leaf = "/cgroup.kill";
+            for (std::size_t i = 0; leaf[i]; ++i) path[n++] = leaf[i];
+            path[n] = '\0';
+            int fd = ::open(path, O_WRONLY);
+            if (fd >= 0) {
+                (void)!::write(fd, "1", 1);
+                ::close(fd);
+            }
+        }
+    }
+    // The cgroups go once their processes are gone (a few milliseconds after SIGKILL).
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        bool left = false;
+        for (auto& child : running)
+            if (child.has_cgroup.load() && ::rmdir(child.cgroup_dir) != 0 && errno == EBUSY)
+                left = true;
+        if (!left) break;
+        timespec pause{0, 5 * 1000 * 1000};
+        ::nanosleep(&pause, nullptr);
+    }
+    ::signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
+    ::raise(sig);
+}
+
+constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 
 struct Pipe {
     int read_end = -1;
@@ -69,7 +145,7 @@ class MemoryCgroup {
         if (!dir_.empty()) ::rmdir(dir_.c_str());
     }
     bool create(std::size_t limit) {
-        static int counter = 0;
+        static std::atomic<int> counter{0};  // builds and screens start children from threads
         std::string own_v1, own_v2;
         std::ifstream self("/proc/self/cgroup");
         std::string line;
@@ -128,6 +204,7 @@ class MemoryCgroup {
         return failures > 0 || (limit_ > 0 && peak + (1u << 20) >= limit_);
     }
     bool active() const { return !dir_.empty(); }
+    const std::string& dir() const { return dir_; }
 
   private:
     bool write_to(const char* file, const std::string& value) const {
@@ -143,11 +220,16 @@ class MemoryCgroup {
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildOptions& options,
                              Pipe& out, Pipe& err, Pipe& channel, Pipe& secret, int report_fd,
-                             const MemoryCgroup& cgroup) {
+                             const MemoryCgroup& cgroup, pid_t parent, const sigset_t& mask) {
     setpgid(0, 0);
+    // Killed with the checker, whatever ends it (even SIGKILL); if it is already gone, go too.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
     cgroup.join();
-    // Default signal dispositions for the program we start.
+    // Default signal dispositions and mask for the program we start.
     signal(SIGPIPE, SIG_DFL);
+    for (int sig : kTerminationSignals) signal(sig, SIG_DFL);
+    sigprocmask(SIG_SETMASK, &mask, nullptr);
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) dup2(devnull, 0);
     dup2(out.write_end, 1);
@@ -204,15 +286,25 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     MemoryCgroup cgroup;
     result.memory_limited = options.memory_limit > 0 && cgroup.create(options.memory_limit);
     auto start = Clock::now();
+    // No termination signal in this thread between the fork and the child's registration.
+    sigset_t blocked, previous;
+    sigemptyset(&blocked);
+    for (int sig : kTerminationSignals) sigaddset(&blocked, sig);
+    pthread_sigmask(SIG_BLOCK, &blocked, &previous);
+    const pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) {
+        pthread_sigmask(SIG_SETMASK, &previous, nullptr);
         result.start_error = std::string("fork: ") + strerror(errno);
         return result;
     }
     if (pid == 0)
-        exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup);
+        exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup, parent,
+                   previous);
 
     setpgid(pid, pid);  // also done in the child: whichever runs first wins the race
+    const int slot = remember_child(pid, cgroup.dir());
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
     // A descriptor that becomes readable when the child exits (Linux 5.3 and later), so the
     // wait below wakes at once instead of at its next 20 ms tick.
     int exit_fd = -1;
@@ -333,6 +425,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     }
     // Leave nothing of the group behind, whatever happened.
     kill(-pid, SIGKILL);
+    forget_child(slot);
     if (exit_fd >= 0) ::close(exit_fd);
     secret.close_write();  // still open when a held child never got its secret
     secret.close_read();
@@ -354,11 +447,37 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
 }
 
 std::string describe_signal(int sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    const char* text = sigdescr_np(sig);
-    std::string out = abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
-    if (text) out += std::string(" (") + text + ")";
+    // Names from a table: sigabbrev_np() needs glibc 2.32, older systems are still common.
+    static const std::pair<int, const char*> names[] = {
+        {SIGHUP, "SIGHUP"},       {SIGINT, "SIGINT"},   {SIGQUIT, "SIGQUIT"},  {SIGILL, "SIGILL"},
+        {SIGTRAP, "SIGTRAP"},     {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},    {SIGFPE, "SIGFPE"},
+        {SIGKILL, "SIGKILL"},     {SIGUSR1, "SIGUSR1"}, {SIGSEGV, "SIGSEGV"},  {SIGUSR2, "SIGUSR2"},
+        {SIGPIPE, "SIGPIPE"},     {SIGALRM, "SIGALRM"}, {SIGTERM, "SIGTERM"},  {SIGCHLD, "SIGCHLD"},
+        {SIGCONT, "SIGCONT"},     {SIGSTOP, "SIGSTOP"}, {SIGTSTP, "SIGTSTP"},  {SIGTTIN, "SIGTTIN"},
+        {SIGTTOU, "SIGTTOU"},     {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"},  {SIGSYS, "SIGSYS"},
+        {SIGVTALRM, "SIGVTALRM"}, {SIGPROF, "SIGPROF"}, {SIGWINCH, "SIGWINCH"}};
+    std::string out = "signal " + std::to_string(sig);
+    for (const auto& [number, name] : names)
+        if (number == sig) out = name;
+    const char* text = ::strsignal(sig);
+    if (text && std::string(text).rfind("Unknown signal", 0) != 0)
+        out += std::string(" (") + text + ")";
     return out;
+}
+
+void end_children_on_termination(void (*on_signal)(int)) {
+    on_termination = on_signal;
+    struct sigaction action {};
+    action.sa_handler = end_children_and_die;
+    sigemptyset(&action.sa_mask);
+    for (int sig : kTerminationSignals) sigaddset(&action.sa_mask, sig);  // one at a time
+    for (int sig : kTerminationSignals) sigaction(sig, &action, nullptr);
+}
+
+int running_children() {
+    int n = 0;
+    for (const auto& child : running) n += child.group.load() > 0;
+    return n;
 }
 
 }  // namespace cudalings

@@ -66,4 +66,15 @@ bool memory_cgroups_available();
 // "SIGSEGV (segmentation fault)" for 11, and so on.
 std::string describe_signal(int signal);
 
+// Ctrl-C, SIGTERM, SIGHUP and SIGQUIT end every child process group started by run_supervised
+// (and still running) before this process ends with the same signal: nothing the checker
+// started outlives it. Each child also gets SIGKILL if this process dies without a chance to
+// clean up (PR_SET_PDEATHSIG), and a child under a memory cgroup is killed through the cgroup
+// too (cgroup.kill), which also reaches processes that left its group. Call once, early in
+// main(); `on_signal` (optional, async-signal-safe only) runs first, e.g. to restore a terminal.
+void end_children_on_termination(void (*on_signal)(int) = nullptr);
+
+// How many child process groups are running now (for tests).
+int running_children();
+
 }  // namespace cudalings

@@ -6,7 +6,7 @@
 namespace cudalings {
 namespace {
 
-constexpr std::array<std::pair<Verdict, std::string_view>, 10> kNames{{
+constexpr std::array<std::pair<Verdict, std::string_view>, 11> kNames{{
     {Verdict::Pass, "PASS"},
     {Verdict::Suspect, "SUSPECT"},
     {Verdict::Wrong, "WRONG"},
@@ -15,6 +15,7 @@ constexpr std::array<std::pair<Verdict, std::string_view>, 10> kNames{{
     {Verdict::Timeout, "TIMEOUT"},
     {Verdict::Rejected, "REJECTED"},
     {Verdict::CompileError, "COMPILE_ERROR"},
+    {Verdict::SetupError, "SETUP_ERROR"},
     {Verdict::InternalError, "INTERNAL_ERROR"},
     {Verdict::Skipped, "SKIPPED"},
 }};
@@ -41,10 +42,12 @@ int severity(Verdict v) {
             return 7;
         case Verdict::CompileError:
             return 8;
-        case Verdict::InternalError:
+        case Verdict::SetupError:
             return 9;
+        case Verdict::InternalError:
+            return 10;
     }
-    return 9;
+    return 10;
 }
 
 Verdict worst(Verdict a, Verdict b) { return severity(b) > severity(a) ? b : a; }

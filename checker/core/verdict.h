@@ -15,6 +15,7 @@ enum class Verdict {
     Timeout,        // wall-clock limit hit
     Rejected,       // policy screen
     CompileError,   // nvcc refused the file
+    SetupError,     // the machine's fault (toolkit, driver, GPU, permissions), never the learner's
     InternalError,  // the checker's own fault, never the learner's
     Skipped,        // not run (for example: no GPU)
 };

@@ -40,8 +40,6 @@ cudaError_t cub_segment_sum(const float* in, float* sums, size_t n, cudaStream_t
                                            begins, ends, s);
 }
 
-std::uint64_t segments_of(std::uint64_t n, unsigned width) { return (n + width - 1) / width; }
-
 constexpr unsigned kBlock = 256;
 constexpr unsigned kWarps = kBlock / 32;
 constexpr int kMaxRegisters = 32;  // a full SM of 256-thread blocks fits
@@ -206,28 +204,28 @@ cudaError_t smem_segment_sum(const float* in, float* sums, size_t n, cudaStream_
 }
 
 cudaError_t plain_segment_sum(const float* in, float* sums, size_t n, cudaStream_t s) {
-    plain_sum_kernel<<<wave(segments_of(n, 32)), kBlock, 0, s>>>(in, sums, n);
+    plain_sum_kernel<<<wave((n + 31) / 32), kBlock, 0, s>>>(in, sums, n);
     return cudaGetLastError();
 }
 
 cudaError_t smem_segment_normalize(const float* in, float* out, size_t n, cudaStream_t s) {
-    smem_normalize_kernel<<<wave(segments_of(n, 32)), kBlock, 0, s>>>(in, out, n);
+    smem_normalize_kernel<<<wave((n + 31) / 32), kBlock, 0, s>>>(in, out, n);
     return cudaGetLastError();
 }
 
 cudaError_t smem_segment_scan(const float* in, float* out, size_t n, cudaStream_t s) {
-    smem_scan_kernel<<<wave(segments_of(n, 32)), kBlock, 0, s>>>(in, out, n);
+    smem_scan_kernel<<<wave((n + 31) / 32), kBlock, 0, s>>>(in, out, n);
     return cudaGetLastError();
 }
 
 cudaError_t smem_segment_select_rank(const float* in, unsigned* ranks, unsigned* counts, size_t n,
                                      float threshold, cudaStream_t s) {
-    smem_select_kernel<<<wave(segments_of(n, 32)), kBlock, 0, s>>>(in, ranks, counts, n, threshold);
+    smem_select_kernel<<<wave((n + 31) / 32), kBlock, 0, s>>>(in, ranks, counts, n, threshold);
     return cudaGetLastError();
 }
 
 cudaError_t smem_segment_center(const float* in, float* out, size_t n, int width, cudaStream_t s) {
-    const unsigned grid = wave(segments_of(n, 32));
+    const unsigned grid = wave((n + 31) / 32);
     switch (width) {
         case 8:
             smem_center_kernel<8><<<grid, kBlock, 0, s>>>(in, out, n);

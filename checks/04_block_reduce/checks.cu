@@ -10,10 +10,9 @@
 // result, and no result exceeds the sum of magnitudes S = Σ|x|, so:
 //   - a sum of k + 1 numbers, in any order, is within k·u·S (to first order) of the exact sum.
 //     Tiles (256 elements) use this worst case, which holds for every algorithm.
-//   - For a whole array that worst case is useless (2^28 · 2^-24 = 16 S). Rounding errors fall
-//     up and down at random, so they add up like a random walk: about √n·u·S. The whole-array
-//     tolerance is 4·√n·u·S (or the worst case when smaller, n <= 16). Sequential float
-//     accumulation of n = 2^24 values in [0, 1), step 1's worst case, errs by about u·S·√n / 3.
+//   - For a whole array that worst case is useless (2^28 · 2^-24 = 16 S). Rounding errors add up
+//     like a random walk: about √n·u·S. The whole-array tolerance is 4·√n·u·S (or the worst case
+//     when smaller, n <= 16); step 1's worst case, n = 2^24 in [0, 1), errs by about u·S·√n / 3.
 //   - Small integers (in [-100, 100]) sum exactly in any order: every partial sum is an integer
 //     far below 2^24, where floats are exact. Those cases are bit-exact.
 // A tolerance proportional to S only means something if the exact sum is not small next to S:

@@ -71,9 +71,20 @@ bool in_module(std::uintptr_t a) {
 }
 
 // ------------------------------------------------------------------ shadow state
-std::unordered_map<std::uintptr_t, Shadow> g_shared_shadow;  // per block
-std::vector<std::uint64_t> g_block_fence;  // per block of the launch: last fence sequence
+// The blocks of the launch in progress, by serial number (serial - g_launch_first_block):
+// their index, and the synchronisation counter at each of their __threadfence()s that
+// followed a store (what publishes the block's earlier stores to other blocks).
+struct BlockRecord {
+    uint3 idx{};
+    std::vector<std::uint64_t> fences;
+};
+std::vector<BlockRecord> g_blocks;
 std::uint32_t g_launch_first_block = 1;
+
+BlockRecord* record_of(std::uint32_t serial) {
+    std::size_t i = serial - g_launch_first_block;
+    return serial >= g_launch_first_block && i < g_blocks.size() ? &g_blocks[i] : nullptr;
+}
 
 std::string hex(std::uintptr_t v) {
     char buf[32];
@@ -104,8 +115,11 @@ void set_location(Diagnostic& d, const void* pc) {
     abort_kernel(error);
 }
 
-const char* access_word(bool write, bool atomic) {
-    return atomic ? "atomic access to" : write ? "write to" : "read of";
+const char* access_word(bool write, Access kind) {
+    return kind == Access::Atomic     ? "atomic access to"
+           : kind == Access::Volatile ? (write ? "volatile write to" : "volatile read of")
+           : write                    ? "write to"
+                                      : "read of";
 }
 
 struct Who {
@@ -115,37 +129,49 @@ struct Who {
 };
 
 // Are the earlier access `prev` and the running thread's access ordered (not a race)?
-bool ordered(const Who& prev, bool prev_atomic, bool atomic, std::uint64_t prev_seq, bool shared) {
+// Blocks run concurrently: another block's access is ordered before this one only when both
+// are atomic or volatile (relaxed atomics in the PTX memory model), or when it was published:
+// its block executed a __threadfence() after it, and this block made an atomic or volatile
+// access (the flag or counter it checks) after that fence. The values the emulator computes
+// are sequentially consistent; this is where a missing fence between data and flag shows.
+bool ordered(const Who& prev, Access prev_kind, Access kind, std::uint64_t prev_seq, bool shared) {
     Runtime& r = rt();
     const Thread& t = *r.current;
+    const Block& b = *r.block;
     if (prev.block == 0) return true;                    // no earlier access
     if (prev.block < g_launch_first_block) return true;  // an earlier launch
-    if (prev_atomic && atomic) return true;
-    if (prev.block == r.block.serial) {
+    if (prev_kind == Access::Atomic && kind == Access::Atomic) return true;
+    if (prev.block == b.serial) {
         if (prev.tid == t.linear) return true;
-        if (prev.epoch != r.block.epoch) return true;  // a __syncthreads in between
-        if (prev.tid / 32 == t.warp && prev.wsync != r.block.warp_sync[t.warp]) return true;
+        if (prev.epoch != b.epoch) return true;  // a __syncthreads in between
+        if (prev.tid / 32 == t.warp && prev.wsync != b.warp_sync[t.warp]) return true;
         return false;
     }
     if (shared) return true;  // another block's shared memory (not reachable)
-    // An earlier block of this launch: published by its __threadfence and taken by an atomic.
-    std::size_t i = prev.block - g_launch_first_block;
-    bool fenced = i < g_block_fence.size() && g_block_fence[i] > prev_seq;
-    return fenced && r.block.did_atomic;
+    if (prev_kind != Access::Plain && kind != Access::Plain) return true;
+    const BlockRecord* other = record_of(prev.block);
+    if (!other) return false;
+    auto fence = std::upper_bound(other->fences.begin(), other->fences.end(), prev_seq);
+    return fence != other->fences.end() && b.sync_seq > *fence;
 }
 
 std::string who_text(std::uint32_t block, std::uint16_t tid) {
     Runtime& r = rt();
-    if (block == r.block.serial) return "thread " + std::to_string(tid) + " of this block";
-    return "thread " + std::to_string(tid) + " of an earlier block";
+    std::string thread = "thread " + std::to_string(tid);
+    if (block == r.block->serial) return thread + " of this block";
+    if (const BlockRecord* other = record_of(block))
+        return thread + " of block " + block_name(other->idx);
+    return thread + " of another block";
 }
 
-void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void* pc, bool shared,
+void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void* pc, bool shared,
                 const std::string& where) {
+    (void)a;
     Runtime& r = rt();
     const Thread& t = *r.current;
-    Who me{r.block.serial, std::uint16_t(t.linear), r.block.epoch, r.block.warp_sync[t.warp]};
-    if (shared && !write && !atomic && s.w_block != r.block.serial) {
+    const Block& b = *r.block;
+    Who me{b.serial, std::uint16_t(t.linear), b.epoch, b.warp_sync[t.warp]};
+    if (shared && !write && kind != Access::Atomic && s.w_block != b.serial) {
         Diagnostic d;
         d.kind = "uninitialised-shared";
         d.severity = "error";
@@ -153,24 +179,28 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void
         d.message = "read of shared memory " + where +
                     " that no thread of this block has written: it holds garbage (0xFF bytes "
                     "here, so a float reads as NaN)";
-        d.detail = "by " + thread_name(t) + " in block " + block_name(r.block_idx) + "\n";
+        d.detail = "by " + thread_name(t) + " in block " + block_name(b.idx) + "\n";
         report(d);
     }
     Who w{s.w_block, s.w_tid, s.w_epoch, s.w_wsync};
-    if (!ordered(w, s.w_atomic, atomic, s.w_seq, shared) && (write || !s.w_atomic || !atomic)) {
+    if (!ordered(w, s.w_kind, kind, s.w_seq, shared) &&
+        (write || s.w_kind != Access::Atomic || kind != Access::Atomic)) {
         Diagnostic d;
         d.kind = "race";
         d.severity = "error";
         set_location(d, pc);
         const char* space = shared ? "shared" : "global";
         d.message = std::string("data race on ") + space + " memory " + where + ": " +
-                    access_word(write, atomic) + " it by " + thread_name(t) + " while " +
+                    access_word(write, kind) + " it by " + thread_name(t) + " while " +
                     who_text(s.w_block, s.w_tid) + " wrote it at " + where_pc(s.w_pc);
-        bool same_warp = s.w_block == r.block.serial && s.w_tid / 32 == t.warp;
+        bool same_warp = s.w_block == b.serial && s.w_tid / 32 == t.warp;
         d.detail = std::string("nothing orders the two accesses: ") +
-                   (s.w_block != r.block.serial
-                        ? "different blocks are ordered only by separate kernel launches (or "
-                          "__threadfence + atomics); use atomicAdd for a shared counter"
+                   (s.w_block != b.serial
+                        ? "different blocks run at the same time, in no guaranteed order; they "
+                          "are ordered only by separate kernel launches, or by a flag: the "
+                          "writer's __threadfence() after its stores and before it sets a "
+                          "volatile or atomic flag, which the reader checks first (use "
+                          "atomicAdd for a shared counter)"
                     : same_warp ? "they are in one warp; lanes are not guaranteed to run in "
                                   "lockstep (since Volta): put __syncwarp() between them "
                                   "(and drop the volatile trick)"
@@ -180,17 +210,20 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void
     }
     if (write) {
         Who rd{s.r_block, s.r_tid, s.r_epoch, s.r_wsync};
-        if (!atomic && !ordered(rd, false, false, 0, shared)) {
+        if (kind != Access::Atomic && !ordered(rd, s.r_kind, kind, s.r_seq, shared)) {
             Diagnostic d;
             d.kind = "race";
             d.severity = "error";
             set_location(d, pc);
             const char* space = shared ? "shared" : "global";
-            d.message = std::string("data race on ") + space + " memory " + where + ": write by " +
-                        thread_name(t) + " while " + who_text(s.r_block, s.r_tid) + " read it at " +
-                        where_pc(s.r_pc);
-            d.detail = s.r_block == r.block.serial && s.r_tid / 32 != t.warp
+            d.message = std::string("data race on ") + space + " memory " + where + ": " +
+                        access_word(true, kind) + " it by " + thread_name(t) + " while " +
+                        who_text(s.r_block, s.r_tid) + " read it at " + where_pc(s.r_pc);
+            d.detail = s.r_block == b.serial && s.r_tid / 32 != t.warp
                            ? "a __syncthreads() is missing between the read and this write\n"
+                       : s.r_block != b.serial
+                           ? "different blocks run at the same time, in no guaranteed order: "
+                             "nothing orders the other block's read before this write\n"
                            : "nothing orders the read and this write (missing __syncwarp or "
                              "__syncthreads, or it needs an atomic)\n";
             report(d);
@@ -199,8 +232,8 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void
         s.w_tid = me.tid;
         s.w_epoch = me.epoch;
         s.w_wsync = me.wsync;
-        s.w_atomic = atomic;
-        s.w_seq = r.fence_counter;
+        s.w_kind = kind;
+        s.w_seq = r.sync_counter;
         s.w_pc = pc;
         s.r_block = 0;
     } else {
@@ -208,28 +241,11 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, bool atomic, const void
         s.r_tid = me.tid;
         s.r_epoch = me.epoch;
         s.r_wsync = me.wsync;
+        s.r_kind = kind;
+        s.r_seq = r.sync_counter;
         s.r_pc = pc;
     }
 }
-
-// Explain mode: accesses grouped into warp requests (same warp, same instruction, same
-// execution count per lane).
-struct RequestKey {
-    std::uint32_t warp;
-    const void* pc;
-    std::uint32_t k;
-    bool operator<(const RequestKey& o) const {
-        return std::tie(warp, pc, k) < std::tie(o.warp, o.pc, o.k);
-    }
-};
-struct Request {
-    bool shared = false;
-    bool write = false;
-    unsigned size = 0;
-    std::vector<std::uintptr_t> addrs;
-};
-std::map<RequestKey, Request> g_requests;
-std::vector<std::unordered_map<const void*, std::uint32_t>> g_exec_count;  // per thread
 
 struct LineMetric {
     bool shared = false, write = false;
@@ -243,21 +259,23 @@ struct LineMetric {
 };
 std::map<const void*, LineMetric> g_metrics;
 
+// Explain mode: the access joins its warp's request (per block: blocks run interleaved).
 void record_request(std::uintptr_t a, unsigned size, bool write, bool shared, const void* pc) {
     Runtime& r = rt();
     const Thread& t = *r.current;
-    if (g_exec_count.size() < r.block.count) g_exec_count.resize(r.block.count);
-    std::uint32_t k = g_exec_count[t.linear][pc]++;
-    Request& q = g_requests[{t.warp, pc, k}];
+    Block& b = *r.block;
+    if (b.exec_count.size() < b.count) b.exec_count.resize(b.count);
+    std::uint32_t k = b.exec_count[t.linear][pc]++;
+    Request& q = b.requests[{t.warp, pc, k}];
     q.shared = shared;
     q.write = write;
     q.size = size;
     q.addrs.push_back(a);
 }
 
-void flush_requests() {
-    const unsigned threads = rt().block.count;
-    for (auto& [key, q] : g_requests) {
+void flush_requests(Block& b) {
+    const unsigned threads = b.count;
+    for (auto& [key, q] : b.requests) {
         LineMetric& m = g_metrics[key.pc];
         unsigned warp_threads = std::min(32u, threads - std::min(threads, key.warp * 32u));
         m.lanes += double(q.addrs.size());
@@ -299,27 +317,37 @@ void flush_requests() {
             m.worst = std::max<unsigned>(m.worst, unsigned(sectors.size()));
         }
     }
-    g_requests.clear();
+    b.requests.clear();
 }
 
 }  // namespace
 
-void on_block_start() {
-    g_shared_shadow.clear();
+void on_block_start(Block& b) {
+    b.shared_shadow.clear();
     if (opts().explain)
-        for (auto& m : g_exec_count) m.clear();
+        for (auto& m : b.exec_count) m.clear();
+    std::size_t i = b.serial - g_launch_first_block;
+    if (g_blocks.size() <= i) g_blocks.resize(i + 1);
+    g_blocks[i].idx = b.idx;
+    g_blocks[i].fences.clear();
 }
 
-void on_block_end() {
+void on_block_end(Block& b) {
+    if (opts().explain) flush_requests(b);
+}
+
+void on_fence() {
     Runtime& r = rt();
-    std::size_t i = r.block.serial - g_launch_first_block;
-    if (g_block_fence.size() <= i) g_block_fence.resize(i + 1, 0);
-    g_block_fence[i] = r.block.did_fence ? r.block.fence_seq : 0;
-    if (opts().explain) flush_requests();
+    Block& b = *r.block;
+    BlockRecord* rec = record_of(b.serial);
+    if (!rec) return;
+    // Only a fence after a new store publishes anything new.
+    if (rec->fences.empty() || b.store_seq >= rec->fences.back())
+        rec->fences.push_back(++r.sync_counter);
 }
 
 void on_launch_end() {
-    g_block_fence.clear();
+    g_blocks.clear();
     g_launch_first_block = rt().block_serial + 1;
     if (!opts().explain) return;
     double all_lanes = 0, all_slots = 0, lowest = 2;
@@ -374,16 +402,34 @@ void on_launch_end() {
     g_metrics.clear();
 }
 
-void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const void* pc,
+namespace {
+
+// The store about to happen: progress when it changes memory (settle_store compares).
+void remember_store(Thread& t, std::uintptr_t a, unsigned size) {
+    if (size > sizeof t.store_before) {
+        ++rt().progress;
+        return;
+    }
+    t.store_at = a;
+    t.store_size = size;
+    std::memcpy(t.store_before, reinterpret_cast<const void*>(a), size);
+}
+
+}  // namespace
+
+void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const void* pc,
                bool check_alignment) {
     Runtime& r = rt();
     Thread* t = r.current;
     if (!t) return;
     if (t->stack && a - reinterpret_cast<std::uintptr_t>(t->stack->base) < t->stack->size) return;
-    // Shared memory: the launch's dynamic buffer, or a registered __shared__ variable.
+    settle_store(*t);
+    Block& b = *r.block;
+    const bool atomic = kind == Access::Atomic;
+    // Shared memory: the block's dynamic buffer, or a registered __shared__ variable.
     bool shared = false;
-    auto dyn = reinterpret_cast<std::uintptr_t>(r.dynamic_shared.data());
-    if (a - dyn < r.dynamic_bytes) {
+    auto dyn = reinterpret_cast<std::uintptr_t>(b.dynamic_shared.data());
+    if (r.dynamic_bytes && a - dyn < r.dynamic_bytes) {
         shared = true;
         if (a + size > dyn + r.dynamic_bytes)
             fatal("out-of-bounds",
@@ -404,7 +450,7 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
             alloc = find_allocation(a, &nearest);
             if (!alloc || alloc->freed || a + size > alloc->begin + alloc->bytes) {
                 Allocation* z = alloc ? alloc : nearest;
-                std::string what = std::string(access_word(write, atomic)) + " " +
+                std::string what = std::string(access_word(write, kind)) + " " +
                                    std::to_string(size) + " bytes at " + hex(a);
                 if (z && z->freed && a >= z->begin && a < z->begin + z->bytes)
                     fatal("use-after-free",
@@ -418,7 +464,7 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
                               " of a " + std::to_string(z->bytes) + "-byte allocation (" +
                               std::to_string(a + size - (z->begin + z->bytes)) +
                               " bytes past its end)",
-                          "by " + thread_name(*t) + " in block " + block_name(r.block_idx) +
+                          "by " + thread_name(*t) + " in block " + block_name(b.idx) +
                               "; allocated at " + z->where + "\n",
                           pc, cudaErrorIllegalAddress);
                 fatal("out-of-bounds", what + ": outside every device allocation",
@@ -426,7 +472,7 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
             }
             if (alloc->user_end && (a < alloc->user_begin || a + size > alloc->user_end)) {
                 std::size_t n = alloc->user_end - alloc->user_begin;
-                std::string what = std::string(access_word(write, atomic)) + " " +
+                std::string what = std::string(access_word(write, kind)) + " " +
                                    std::to_string(size) + " bytes at " + hex(a);
                 std::string where =
                     a < alloc->user_begin
@@ -440,29 +486,34 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
                 set_location(d, pc);
                 d.message = what + ": out of bounds of a " + std::to_string(n) + "-byte array (" +
                             where + ")";
-                d.detail = "by " + thread_name(*t) + " in block " + block_name(r.block_idx) + "\n";
+                d.detail = "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n";
                 report(d);
             }
         } else if (!in_parameter_space(a)) {
             refresh_modules();
             if (a < 65536 || !in_module(a)) {
                 fatal("host-pointer",
-                      std::string(access_word(write, atomic)) + " address " + hex(a) +
+                      std::string(access_word(write, kind)) + " address " + hex(a) +
                           (a < 65536 ? ": a null (or nearly null) pointer"
                                      : ": host memory, not device memory — a host pointer "
                                        "was passed to the kernel (copy the data with "
                                        "cudaMemcpy and pass the device pointer)"),
-                      "by " + thread_name(*t) + " in block " + block_name(r.block_idx) + "\n", pc,
+                      "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n", pc,
                       cudaErrorIllegalAddress);
             }
-            return;  // __device__ / __constant__ variables, tables: no lockstep point
+            // __device__ / __constant__ variables, tables: no shadow, and a lockstep point only
+            // for the volatile and atomic accesses a spin-wait polls.
+            if (kind == Access::Plain) {
+                if (write) remember_store(*t, a, size);
+                return;
+            }
         } else {
             return;  // kernel parameters
         }
     }
     if (check_alignment && (size == 2 || size == 4 || size == 8 || size == 16) && (a % size) != 0) {
         fatal("misaligned",
-              std::string(access_word(write, atomic)) + " " + std::to_string(size) +
+              std::string(access_word(write, kind)) + " " + std::to_string(size) +
                   " bytes at an address that is not a multiple of " + std::to_string(size) + " (" +
                   hex(a) + ")",
               "a " + std::to_string(size) +
@@ -470,59 +521,87 @@ void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const v
                   "before reinterpret_cast to a vector type\n",
               pc, cudaErrorMisalignedAddress);
     }
-    if (atomic) r.block.did_atomic = true;
     const Options& o = opts();
-    if (o.check) {
+    const bool global_strong = kind != Access::Plain && !shared;
+    if (o.check && (shared || alloc)) {
         std::uintptr_t g = a & ~std::uintptr_t{3};
         std::uintptr_t last = (a + size - 1) & ~std::uintptr_t{3};
         for (; g <= last; g += 4) {
             Shadow* s;
             std::string where;
             if (shared) {
-                s = &g_shared_shadow[g];
+                s = &b.shared_shadow[g];
             } else {
                 if (!alloc->shadow) alloc->shadow = new std::vector<Shadow>((alloc->bytes + 3) / 4);
                 s = &(*alloc->shadow)[(g - alloc->begin) / 4];
             }
-            check_race(*s, g, write, atomic, pc, shared,
+            check_race(*s, g, write, kind, pc, shared,
                        shared ? std::string("(shared byte offset)")
                               : "(byte " + std::to_string(g - alloc->begin) + " of a " +
                                     std::to_string(alloc->bytes) + "-byte allocation)");
         }
     }
-    if (o.explain) record_request(a, size, write, shared, pc);
-    if (o.lockstep) yield_to_scheduler();
+    if (write && !shared) b.store_seq = r.sync_counter;  // for on_fence
+    if (write && r.watch_writes && !shared) note_polled_store(a, size, pc);
+    if (r.watch_reads && (!write || atomic)) note_read(a, size, pc, shared);
+    if (o.explain && (shared || alloc)) record_request(a, size, write, shared, pc);
+    // Lockstep; and a spin-wait on a volatile or atomic word lets the other threads and
+    // blocks run even without lockstep.
+    if (o.lockstep || kind != Access::Plain) yield_to_scheduler();
+    // The bytes a store is about to overwrite (atomics: the hook compares).
+    if (write && !atomic) remember_store(*t, a, size);
+    // The block's last atomic or volatile access, counted when it really happens (after the
+    // yield: a flag read here sees the stores made while this thread waited its turn), and
+    // after its own check (an access does not order itself).
+    if (global_strong) {
+        r.block->sync_seq = ++r.sync_counter;
+        if (!write || atomic) {
+            // The same word again, and nothing changed since: a poll (the slice may end).
+            if (t->poll_at == a && t->poll_progress == r.progress) ++r.block->repolls;
+            t->poll_at = a;
+            t->poll_progress = r.progress;
+        }
+    }
 }
 
 }  // namespace cudalings_emu
 
 // ------------------------------------------------------------------ the TSan ABI
 using cudalings_emu::on_access;
+namespace {
+constexpr cudalings_emu::Access kPlain = cudalings_emu::Access::Plain;
+constexpr cudalings_emu::Access kVolatile = cudalings_emu::Access::Volatile;
+constexpr cudalings_emu::Access kAtomic = cudalings_emu::Access::Atomic;
+// An atomic operation that changed memory is progress (the stall detector).
+inline void atomic_result(bool changed) {
+    if (changed) ++cudalings_emu::rt().progress;
+}
+}  // namespace
 #define CUDALINGS_PC __builtin_return_address(0)
-#define CUDALINGS_HOOK(n)                                                                         \
-    extern "C" CUDALINGS_EMU_API void __tsan_read##n(void* p) {                                   \
-        if (cudalings_emu::rt().current)                                                          \
-            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC);        \
-    }                                                                                             \
-    extern "C" CUDALINGS_EMU_API void __tsan_write##n(void* p) {                                  \
-        if (cudalings_emu::rt().current)                                                          \
-            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC);         \
-    }                                                                                             \
-    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_read##n(void* p) {                         \
-        if (cudalings_emu::rt().current)                                                          \
-            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC, false); \
-    }                                                                                             \
-    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_write##n(void* p) {                        \
-        if (cudalings_emu::rt().current)                                                          \
-            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC, false);  \
-    }                                                                                             \
-    extern "C" CUDALINGS_EMU_API void __tsan_volatile_read##n(void* p) {                          \
-        if (cudalings_emu::rt().current)                                                          \
-            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, false, CUDALINGS_PC);        \
-    }                                                                                             \
-    extern "C" CUDALINGS_EMU_API void __tsan_volatile_write##n(void* p) {                         \
-        if (cudalings_emu::rt().current)                                                          \
-            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, false, CUDALINGS_PC);         \
+#define CUDALINGS_HOOK(n)                                                                          \
+    extern "C" CUDALINGS_EMU_API void __tsan_read##n(void* p) {                                    \
+        if (cudalings_emu::rt().current)                                                           \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, kPlain, CUDALINGS_PC);        \
+    }                                                                                              \
+    extern "C" CUDALINGS_EMU_API void __tsan_write##n(void* p) {                                   \
+        if (cudalings_emu::rt().current)                                                           \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, kPlain, CUDALINGS_PC);         \
+    }                                                                                              \
+    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_read##n(void* p) {                          \
+        if (cudalings_emu::rt().current)                                                           \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, kPlain, CUDALINGS_PC, false); \
+    }                                                                                              \
+    extern "C" CUDALINGS_EMU_API void __tsan_unaligned_write##n(void* p) {                         \
+        if (cudalings_emu::rt().current)                                                           \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, kPlain, CUDALINGS_PC, false);  \
+    }                                                                                              \
+    extern "C" CUDALINGS_EMU_API void __tsan_volatile_read##n(void* p) {                           \
+        if (cudalings_emu::rt().current)                                                           \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, false, kVolatile, CUDALINGS_PC);     \
+    }                                                                                              \
+    extern "C" CUDALINGS_EMU_API void __tsan_volatile_write##n(void* p) {                          \
+        if (cudalings_emu::rt().current)                                                           \
+            on_access(reinterpret_cast<std::uintptr_t>(p), n, true, kVolatile, CUDALINGS_PC);      \
     }
 CUDALINGS_HOOK(1)
 CUDALINGS_HOOK(2)
@@ -533,12 +612,12 @@ CUDALINGS_HOOK(16)
 
 extern "C" CUDALINGS_EMU_API void __tsan_read_range(void* p, unsigned long n) {
     if (cudalings_emu::rt().current && n)
-        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), false, false, CUDALINGS_PC,
+        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), false, kPlain, CUDALINGS_PC,
                   false);
 }
 extern "C" CUDALINGS_EMU_API void __tsan_write_range(void* p, unsigned long n) {
     if (cudalings_emu::rt().current && n)
-        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), true, false, CUDALINGS_PC,
+        on_access(reinterpret_cast<std::uintptr_t>(p), unsigned(n), true, kPlain, CUDALINGS_PC,
                   false);
 }
 extern "C" CUDALINGS_EMU_API void __tsan_init() {}
@@ -555,17 +634,19 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
 // read-modify-write is atomic), after the access checks.
 #define CUDALINGS_ATOMICS(bits, T)                                                                \
     extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_load(const volatile T* a, int) {         \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, false, true, CUDALINGS_PC);      \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, false, kAtomic, CUDALINGS_PC);   \
         return *a;                                                                                \
     }                                                                                             \
     extern "C" CUDALINGS_EMU_API void __tsan_atomic##bits##_store(volatile T* a, T v, int) {      \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
+        atomic_result(*a != v);                                                                   \
         *a = v;                                                                                   \
     }                                                                                             \
     extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {      \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         T o = *a;                                                                                 \
         *a = v;                                                                                   \
+        atomic_result(o != v);                                                                    \
         return o;                                                                                 \
     }                                                                                             \
     CUDALINGS_RMW(bits, T, fetch_add, o + v)                                                      \
@@ -578,30 +659,34 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
     CUDALINGS_CAS(bits, T, weak)                                                                  \
     extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, \
                                                                               T v, int, int) {    \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC);       \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         T o = *a;                                                                                 \
         if (o == c) *a = v;                                                                       \
+        atomic_result(o == c && o != v);                                                          \
         return o;                                                                                 \
     }
-#define CUDALINGS_RMW(bits, T, name, expr)                                                  \
-    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_##name(volatile T* a, T v, int) {  \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC); \
-        T o = *a;                                                                           \
-        *a = T(expr);                                                                       \
-        return o;                                                                           \
+#define CUDALINGS_RMW(bits, T, name, expr)                                                     \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_##name(volatile T* a, T v, int) {     \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC); \
+        T o = *a;                                                                              \
+        T n = T(expr);                                                                         \
+        *a = n;                                                                                \
+        atomic_result(o != n);                                                                 \
+        return o;                                                                              \
     }
 // Strong and weak compare-exchange alike: with one OS thread, a weak one never fails spuriously.
-#define CUDALINGS_CAS(bits, T, kind)                                                        \
-    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_##kind(         \
-        volatile T* a, T* c, T v, int, int) {                                               \
-        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, true, CUDALINGS_PC); \
-        T o = *a;                                                                           \
-        if (o == *c) {                                                                      \
-            *a = v;                                                                         \
-            return 1;                                                                       \
-        }                                                                                   \
-        *c = o;                                                                             \
-        return 0;                                                                           \
+#define CUDALINGS_CAS(bits, T, kind)                                                           \
+    extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_##kind(            \
+        volatile T* a, T* c, T v, int, int) {                                                  \
+        on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC); \
+        T o = *a;                                                                              \
+        if (o == *c) {                                                                         \
+            *a = v;                                                                            \
+            atomic_result(o != v);                                                             \
+            return 1;                                                                          \
+        }                                                                                      \
+        *c = o;                                                                                \
+        return 0;                                                                              \
     }
 CUDALINGS_ATOMICS(8, std::uint8_t)
 CUDALINGS_ATOMICS(16, std::uint16_t)

@@ -6,8 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cudalings_emu/abi.h"
@@ -26,6 +28,48 @@ void give_stack(Stack* s);
 extern "C" void cudalings_emu_switch(void** save, void* to);
 // Prepares a fresh stack whose first switch calls entry().
 void* fiber_prepare(Stack* s, void (*entry)());
+
+// ------------------------------------------------------------------ memory accesses
+// How an access is made: a plain load or store, a volatile one, or an atomic operation.
+// Volatile and atomic accesses to one word from different blocks are not a data race (the
+// PTX memory model treats volatile as relaxed, like an atomic); within a block, a volatile
+// pair is still reported (the legacy warp-synchronous reduction).
+enum class Access : std::uint8_t { Plain = 0, Atomic = 1, Volatile = 2 };
+
+// The race detector's shadow of one 4-byte granule: its last write and last read.
+struct Shadow {
+    std::uint32_t w_block = 0;  // block serial of the last write (0: none)
+    std::uint32_t w_epoch = 0, w_wsync = 0;
+    std::uint16_t w_tid = 0;
+    Access w_kind = Access::Plain;
+    std::uint64_t w_seq = 0;  // the synchronisation counter when it was written
+    const void* w_pc = nullptr;
+    std::uint32_t r_block = 0;
+    std::uint32_t r_epoch = 0, r_wsync = 0;
+    std::uint16_t r_tid = 0;
+    Access r_kind = Access::Plain;
+    std::uint64_t r_seq = 0;
+    const void* r_pc = nullptr;
+};
+
+// Explain mode: accesses grouped into warp requests (same warp, same instruction, same
+// execution count per lane).
+struct RequestKey {
+    std::uint32_t warp;
+    const void* pc;
+    std::uint32_t k;
+    bool operator<(const RequestKey& o) const {
+        if (warp != o.warp) return warp < o.warp;
+        if (pc != o.pc) return pc < o.pc;
+        return k < o.k;
+    }
+};
+struct Request {
+    bool shared = false;
+    bool write = false;
+    unsigned size = 0;
+    std::vector<std::uintptr_t> addrs;
+};
 
 // ------------------------------------------------------------------ CUDA threads
 enum class State : std::uint8_t { NotStarted, Ready, AtBarrier, AtWarp, Done };
@@ -48,19 +92,43 @@ struct Thread {
     int barrier_pred = 0;
     unsigned barriers_passed = 0;
     bool saw_barrier = false;
+    // Its last plain store, not yet compared: the bytes before it (progress tracking: a store
+    // that leaves memory as it was is no progress).
+    std::uintptr_t store_at = 0;
+    unsigned store_size = 0;
+    unsigned char store_before[16] = {};
+    // Its last volatile or atomic read, and the progress count then (a repeat is a poll).
+    std::uintptr_t poll_at = 0;
+    std::uint64_t poll_progress = 0;
 };
 
+// One resident block: its threads, barrier and warp state, its own shared memory (the dynamic
+// buffer, and its copies of the registered __shared__ variables while another block runs),
+// and its shadow of shared memory for the race detector.
 struct Block {
     std::vector<Thread> threads;
     unsigned warps = 0;
     unsigned count = 0;
     unsigned done = 0;
-    std::uint32_t serial = 0;   // a number unique to this block in the process
-    std::uint32_t epoch = 0;    // __syncthreads completed so far
-    std::vector<std::uint32_t> warp_sync;  // warp collectives completed, per warp
-    bool did_fence = false;
-    std::uint64_t fence_seq = 0;
-    bool did_atomic = false;
+    uint3 idx{};
+    std::uint32_t serial = 0;                // a number unique to this block in the process
+    std::uint32_t epoch = 0;                 // __syncthreads completed so far
+    std::vector<std::uint32_t> warp_sync;    // warp collectives completed, per warp
+    std::vector<std::uint64_t> warp_values;  // a hash of each warp's last collective's values
+    unsigned next_warp = 0;                  // where its next time slice starts
+    unsigned repolls = 0;                    // polls of an unchanged word in this time slice
+    bool late = false;  // admitted while the scheduler looks for the writer a waiter polls
+    // The synchronisation counter at this block's last atomic or volatile global access, and
+    // at its last store (for the race detector's cross-block ordering).
+    std::uint64_t sync_seq = 0, store_seq = 0;
+    // shared memory
+    std::vector<unsigned char> dynamic_shared;
+    std::vector<std::uint8_t> has_var;  // per registered __shared__ variable: touched here
+    std::vector<std::vector<unsigned char>> saved_vars;  // their contents while switched out
+    // checks
+    std::unordered_map<std::uintptr_t, Shadow> shared_shadow;
+    std::map<RequestKey, Request> requests;                                  // explain mode
+    std::vector<std::unordered_map<const void*, std::uint32_t>> exec_count;  // per thread
 };
 
 // ------------------------------------------------------------------ global state
@@ -70,8 +138,7 @@ struct Runtime {
     // the launch in progress
     bool in_kernel = false;
     Thread* current = nullptr;
-    Block block;
-    uint3 block_idx{};
+    Block* block = nullptr;  // the block whose time slice runs now
     dim3 block_dim{}, grid_dim{};
     void* scheduler_sp = nullptr;
     KernelBody body = nullptr;
@@ -79,23 +146,32 @@ struct Runtime {
     const LaunchSite* site = nullptr;
     std::uint32_t launch_serial = 0;
     std::uint32_t block_serial = 0;
-    std::uint64_t fence_counter = 0;
+    // Counts fences, atomic and volatile global accesses: the race detector orders accesses
+    // of different blocks by it.
+    std::uint64_t sync_counter = 0;
     bool abort = false;
     // shared memory of the running launch
-    std::vector<unsigned char> dynamic_shared;
     std::size_t dynamic_bytes = 0;
     struct SharedVar {
         std::uintptr_t begin = 0, end = 0;
-        std::uint32_t block_serial = 0;
     };
-    std::vector<SharedVar> shared_vars;
+    std::vector<SharedVar> shared_vars;  // registered __shared__ variables
+    Block* shared_owner = nullptr;       // whose contents the variables hold now
+    // Progress, for the scheduler's stall detection (schedule.cpp): bumped when a store or an
+    // atomic changes memory, when a thread ends, when a warp collective sees new values.
+    std::uint64_t progress = 0;
+    std::uint64_t resumes = 0;  // fiber resumes so far
+    bool watch_reads = false;   // record what threads read (no change for a whole round)
+    bool watch_writes = false;  // a stall is being diagnosed: look for a polled word's writer
     // errors
     cudaError_t last_error = cudaSuccess;     // cudaGetLastError
     cudaError_t pending_error = cudaSuccess;  // returned by the next synchronizing call
     // statistics
     std::uint64_t threads_run = 0, blocks_run = 0, launches = 0;
 };
-Runtime& rt();
+extern Runtime g_runtime;
+// Every hook and intrinsic starts here: an inline reference, not a call.
+inline Runtime& rt() { return g_runtime; }
 const Options& opts();
 
 inline Thread* cur() { return rt().current; }
@@ -127,18 +203,6 @@ bool is_host_accessible_device(const void* p);
 void reset_shadow_for_launch();
 
 // ------------------------------------------------------------------ diagnostics
-struct Shadow {
-    std::uint32_t w_block = 0;  // block serial of the last write (0: none)
-    std::uint32_t w_epoch = 0, w_wsync = 0;
-    std::uint16_t w_tid = 0;
-    std::uint8_t w_atomic = 0;
-    std::uint64_t w_seq = 0;
-    const void* w_pc = nullptr;
-    std::uint32_t r_block = 0;
-    std::uint32_t r_epoch = 0, r_wsync = 0;
-    std::uint16_t r_tid = 0;
-    const void* r_pc = nullptr;
-};
 
 void report(Diagnostic d);
 std::string where_pc(const void* pc);  // "file.cu:12" of a code address
@@ -147,10 +211,39 @@ std::string block_name(uint3 b);
 std::string site(const char* file, int line);
 
 // Memory access by the running CUDA thread (called from the TSan hooks and atomics).
-void on_access(std::uintptr_t a, unsigned size, bool write, bool atomic, const void* pc,
+void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const void* pc,
                bool check_alignment = true);
-void on_block_start();
-void on_block_end();
+// A __threadfence() by the running CUDA thread.
+void on_fence();
+void on_block_start(Block& b);
+void on_block_end(Block& b);
 void on_launch_end();
+
+// Progress: the running thread's last plain store changed memory (or not); called before
+// its next access, barrier or collective, and when it ends.
+inline void settle_store(Thread& t) {
+    if (!t.store_size) return;
+    if (std::memcmp(reinterpret_cast<const void*>(t.store_at), t.store_before, t.store_size) != 0)
+        ++rt().progress;
+    t.store_size = 0;
+}
+
+// ------------------------------------------------------------------ blocks and the grid
+// runtime.cpp: one block's threads.
+enum class SliceEnd { Finished, Preempted, Aborted };
+void start_block(Block& b);  // fresh threads, barrier and warp state
+// Runs the block's threads for about `budget` fiber resumes (whole lockstep sweeps of a warp),
+// or until the block ends, or until the kernel aborts (a deadlock inside the block is
+// reported there and aborts it).
+SliceEnd run_slice(Block& b, unsigned budget);
+void drop_fibers(Block& b);  // after an abort: the stacks of its unfinished threads
+
+// schedule.cpp: the grid's blocks in dispatch order, several resident at a time, and the
+// stall detector (cross-block waits).
+void run_grid();
+// A read (or an atomic that changed nothing) while reads are watched: a possible poll.
+void note_read(std::uintptr_t a, unsigned size, const void* pc, bool shared);
+// A store to global memory while a stall is diagnosed: is it the word a waiter polls?
+void note_polled_store(std::uintptr_t a, unsigned size, const void* pc);
 
 }  // namespace cudalings_emu

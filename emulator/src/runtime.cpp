@@ -1,9 +1,10 @@
-// The execution model: a grid runs block after block on the calling OS thread; every CUDA
-// thread of a block is a fiber. Warps run one after another; within a warp the lanes take
-// turns, one memory access each (lockstep), so warp-synchronous code behaves as on a GPU.
-// __syncthreads completes when every live thread of the block waits at a barrier; a warp
-// collective completes when every live lane of its mask has arrived. When nothing can run
-// and nothing can complete, the block is deadlocked: every waiting thread is reported.
+// The execution model inside a block: every CUDA thread is a fiber on the calling OS thread.
+// Warps run one after another; within a warp the lanes take turns, one memory access each
+// (lockstep), so warp-synchronous code behaves as on a GPU. __syncthreads completes when every
+// live thread of the block waits at a barrier; a warp collective completes when every live
+// lane of its mask has arrived. When nothing can run and nothing can complete, the block is
+// deadlocked: every waiting thread is reported. A block runs in time slices (run_slice); which
+// blocks run, and when, is schedule.cpp's business.
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -15,24 +16,84 @@
 
 namespace cudalings_emu {
 
-Runtime& rt() {
-    static Runtime r;
-    return r;
+// The library's shared objects are constructed before any program that links it, or any
+// emulated module it loads, can run a kernel or call the API.
+Runtime g_runtime;
+
+namespace {
+
+// A positive number from the environment, or `fallback` (with a warning) when it is not one.
+unsigned env_count(const char* name, const char* text, unsigned fallback) {
+    char* end = nullptr;
+    unsigned long v = std::strtoul(text, &end, 10);
+    if (end == text || *end || v == 0 || v > 1u << 20) {
+        std::fprintf(stderr, "cudalings emulator: ignoring %s=%s (a positive number expected)\n",
+                     name, text);
+        return fallback;
+    }
+    return unsigned(v);
+}
+
+}  // namespace
+
+Options environment_options() {
+    Options o;
+    if (const char* m = std::getenv("CUDALINGS_EMU_MODE")) {
+        std::string mode = m;
+        o.check = mode == "check" || mode == "explain";
+        o.explain = mode == "explain";
+    }
+    if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP")) o.lockstep = std::atoi(l) != 0;
+    if (const char* b = std::getenv("CUDALINGS_EMU_BLOCK_ORDER"))
+        if (!parse_block_order(b, &o.block_order))
+            std::fprintf(stderr,
+                         "cudalings emulator: ignoring CUDALINGS_EMU_BLOCK_ORDER=%s "
+                         "(in-order, reverse or shuffle expected)\n",
+                         b);
+    if (const char* seed = std::getenv("CUDALINGS_EMU_SEED")) {
+        char* end = nullptr;
+        unsigned long long v = std::strtoull(seed, &end, 16);
+        if (end == seed || *end)
+            std::fprintf(stderr,
+                         "cudalings emulator: ignoring CUDALINGS_EMU_SEED=%s (hex expected)\n",
+                         seed);
+        else
+            o.schedule_seed = v;
+    }
+    if (const char* k = std::getenv("CUDALINGS_EMU_RESIDENT"))
+        o.resident_blocks = env_count("CUDALINGS_EMU_RESIDENT", k, o.resident_blocks);
+    if (const char* q = std::getenv("CUDALINGS_EMU_QUANTUM"))
+        o.quantum = env_count("CUDALINGS_EMU_QUANTUM", q, o.quantum);
+    return o;
 }
 
 const Options& opts() {
     Runtime& r = rt();
     if (!r.options_read) {
         r.options_read = true;
-        if (const char* m = std::getenv("CUDALINGS_EMU_MODE")) {
-            std::string mode = m;
-            r.options.check = mode == "check" || mode == "explain";
-            r.options.explain = mode == "explain";
-        }
-        if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP"))
-            r.options.lockstep = std::atoi(l) != 0;
+        r.options = environment_options();
     }
     return r.options;
+}
+
+const char* block_order_name(BlockOrder order) {
+    switch (order) {
+        case BlockOrder::Reverse:
+            return "reverse";
+        case BlockOrder::Shuffle:
+            return "shuffle";
+        default:
+            return "in-order";
+    }
+}
+
+bool parse_block_order(const std::string& name, BlockOrder* order) {
+    for (BlockOrder o : {BlockOrder::InOrder, BlockOrder::Reverse, BlockOrder::Shuffle})
+        if (name == block_order_name(o)) {
+            *order = o;
+            return true;
+        }
+    return false;
 }
 
 Options get_options() { return opts(); }
@@ -44,7 +105,7 @@ void set_options(const Options& o) {
 Statistics statistics() { return {rt().launches, rt().blocks_run, rt().threads_run}; }
 
 uint3 thread_idx() { return cur() ? cur()->tid : uint3{0, 0, 0}; }
-uint3 block_idx() { return rt().block_idx; }
+uint3 block_idx() { return rt().block ? rt().block->idx : uint3{0, 0, 0}; }
 dim3 block_dim() { return rt().block_dim; }
 dim3 grid_dim() { return rt().grid_dim; }
 unsigned lane_id() { return cur() ? cur()->lane : 0; }
@@ -57,8 +118,10 @@ void fiber_entry() {
     Runtime& r = rt();
     r.body(r.closure);
     Thread* t = r.current;
+    settle_store(*t);
     t->state = State::Done;
-    ++r.block.done;
+    ++r.block->done;
+    ++r.progress;
     cudalings_emu_switch(&t->sp, r.scheduler_sp);
     __builtin_unreachable();
 }
@@ -72,6 +135,7 @@ void resume(Thread& t) {
         ++r.threads_run;
     }
     r.current = &t;
+    ++r.resumes;
     cudalings_emu_switch(&r.scheduler_sp, t.sp);
     r.current = nullptr;
     if (t.state == State::Done) {
@@ -126,8 +190,7 @@ const char* op_name(int op) {
 }
 
 // Lanes of warp w that exist in this block and have not exited.
-unsigned live_lanes(unsigned w) {
-    Block& b = rt().block;
+unsigned live_lanes(const Block& b, unsigned w) {
     unsigned m = 0;
     for (unsigned l = 0; l < 32; ++l) {
         unsigned i = w * 32 + l;
@@ -169,9 +232,8 @@ unsigned shuffle_source(int op, unsigned lane, int arg, int width) {
 }
 
 // Completes the collective of warp w that `mask` describes, when every required lane is there.
-bool try_complete(unsigned w, unsigned mask, int op) {
-    Block& b = rt().block;
-    unsigned need = mask & live_lanes(w);
+bool try_complete(Block& b, unsigned w, unsigned mask, int op) {
+    unsigned need = mask & live_lanes(b, w);
     for (unsigned l = 0; l < 32; ++l) {
         if (!(need >> l & 1)) continue;
         const Thread& t = b.threads[w * 32 + l];
@@ -181,6 +243,18 @@ bool try_complete(unsigned w, unsigned mask, int op) {
     unsigned long long vals[32] = {};
     for (unsigned l = 0; l < 32; ++l)
         if (need >> l & 1) vals[l] = lanes[l].value;
+    // Progress for the stall detector: a collective whose values differ from the warp's last
+    // one (a loop of shuffles computes; a polling loop's __any_sync sees the same values).
+    std::uint64_t h = 0xcbf29ce484222325ull ^ (std::uint64_t(op) << 32 | need);
+    for (unsigned l = 0; l < 32; ++l)
+        if (need >> l & 1) {
+            h = (h ^ vals[l]) * 0x100000001b3ull;
+            h = (h ^ unsigned(lanes[l].arg)) * 0x100000001b3ull;
+        }
+    if (h != b.warp_values[w]) {
+        b.warp_values[w] = h;
+        ++rt().progress;
+    }
     unsigned ballot = 0;
     for (unsigned l = 0; l < 32; ++l)
         if ((need >> l & 1) && vals[l]) ballot |= 1u << l;
@@ -297,9 +371,7 @@ bool try_complete(unsigned w, unsigned mask, int op) {
     return true;
 }
 
-void report_deadlock() {
-    Runtime& r = rt();
-    Block& b = r.block;
+void report_deadlock(const Block& b) {
     // Group the waiting threads by where they wait.
     std::map<std::pair<std::string, int>, std::vector<const Thread*>> at;
     for (const Thread& t : b.threads)
@@ -324,7 +396,7 @@ void report_deadlock() {
         if (t0.state == State::AtBarrier) {
             detail << "__syncthreads\n";
         } else {
-            unsigned missing = t0.mask & live_lanes(t0.warp);
+            unsigned missing = t0.mask & live_lanes(b, t0.warp);
             for (const Thread* t : threads) missing &= ~(1u << t->lane);
             detail << op_name(t0.op) << " (mask 0x" << std::hex << t0.mask << std::dec
                    << "), waiting for lane" << (__builtin_popcount(missing) == 1 ? " " : "s ")
@@ -333,16 +405,14 @@ void report_deadlock() {
     }
     unsigned exited = b.done;
     if (exited) detail << exited << " thread" << (exited == 1 ? " has" : "s have") << " exited\n";
-    d.message = "deadlock in block " + block_name(r.block_idx) +
+    d.message = "deadlock in block " + block_name(b.idx) +
                 ": no thread can continue and no barrier can complete";
     d.detail = detail.str();
     report(d);
 }
 
 // Called when every live thread of the block waits at a __syncthreads.
-void release_barrier() {
-    Runtime& r = rt();
-    Block& b = r.block;
+void release_barrier(Block& b) {
     // Divergent barrier: threads wait at different __syncthreads call sites.
     const Thread* first = nullptr;
     const Thread* other = nullptr;
@@ -363,7 +433,7 @@ void release_barrier() {
         d.severity = "error";
         d.file = first->file;
         d.line = first->line;
-        d.message = "threads of block " + block_name(r.block_idx) +
+        d.message = "threads of block " + block_name(b.idx) +
                     " wait at different __syncthreads: a barrier inside a branch that not "
                     "every thread takes (undefined behaviour; on a GPU it may hang)";
         d.detail = thread_name(*first) + " waits at " + site(first->file, first->line) + ", " +
@@ -384,7 +454,7 @@ void release_barrier() {
             d.severity = "error";
             d.file = first->file;
             d.line = first->line;
-            d.message = "some threads of block " + block_name(r.block_idx) +
+            d.message = "some threads of block " + block_name(b.idx) +
                         " exited without reaching this __syncthreads (an early return or a "
                         "barrier inside a branch): every thread of the block must reach it";
             d.detail = thread_name(*gone) + " had exited; " + thread_name(*first) + " waits here\n";
@@ -412,28 +482,44 @@ void release_barrier() {
     ++b.epoch;
 }
 
-// Runs the block whose index is rt().block_idx to the end (or until the kernel aborts).
-void run_block() {
+}  // namespace
+
+void start_block(Block& b) {
     Runtime& r = rt();
-    Block& b = r.block;
     b.done = 0;
     b.epoch = 0;
-    b.did_fence = false;
-    b.did_atomic = false;
+    b.next_warp = 0;
+    b.sync_seq = b.store_seq = 0;
     b.serial = ++r.block_serial;
     std::fill(b.warp_sync.begin(), b.warp_sync.end(), 0u);
+    b.warp_values.assign(b.warps, 0u);
     for (unsigned i = 0; i < b.count; ++i) {
         Thread& t = b.threads[i];
         t.state = State::NotStarted;
         t.barriers_passed = 0;
         t.file = nullptr;
         t.line = 0;
+        t.store_size = 0;
+        t.poll_at = 0;
     }
-    if (!r.dynamic_shared.empty()) std::memset(r.dynamic_shared.data(), 0xff, r.dynamic_bytes);
-    on_block_start();
     ++r.blocks_run;
+}
+
+// Polls of an unchanged word after which a block's slice ends early.
+constexpr unsigned kRepollsPerSlice = 16;
+
+SliceEnd run_slice(Block& b, unsigned budget) {
+    Runtime& r = rt();
+    unsigned used = 0;
+    // A block whose threads poll (re-read a volatile or atomic word while nothing changes)
+    // gives way before its quantum ends: a waiter does not hold up the block it waits for.
+    b.repolls = 0;
     while (true) {
-        for (unsigned w = 0; w < b.warps && !r.abort; ++w) {
+        // Each warp runs until none of its lanes can (a full sweep of the lanes at a time, so
+        // lockstep holds), starting where the last slice stopped, so a warp that spins does
+        // not starve the others.
+        for (unsigned k = 0; k < b.warps && !r.abort; ++k) {
+            unsigned w = (b.next_warp + k) % b.warps;
             Thread* lanes = &b.threads[w * 32];
             unsigned n = std::min(32u, b.count - w * 32);
             bool any = true;
@@ -443,6 +529,7 @@ void run_block() {
                     State s = lanes[l].state;
                     if (s == State::Ready || s == State::NotStarted) {
                         resume(lanes[l]);
+                        ++used;
                         any = true;
                     }
                 }
@@ -450,39 +537,42 @@ void run_block() {
                 if (!any) {
                     for (unsigned l = 0; l < n; ++l) {
                         if (lanes[l].state == State::AtWarp &&
-                            try_complete(w, lanes[l].mask, lanes[l].op)) {
+                            try_complete(b, w, lanes[l].mask, lanes[l].op)) {
                             any = true;
                             break;
                         }
                     }
                 }
+                if (any && (used >= budget || b.repolls >= kRepollsPerSlice)) {
+                    b.next_warp = (w + 1) % b.warps;
+                    return r.abort ? SliceEnd::Aborted : SliceEnd::Preempted;
+                }
             }
         }
-        if (r.abort) break;
-        if (b.done == b.count) break;
+        if (r.abort) return SliceEnd::Aborted;
+        if (b.done == b.count) return SliceEnd::Finished;
         bool all_at_barrier = true;
         for (const Thread& t : b.threads)
             if (t.state != State::Done && t.state != State::AtBarrier) all_at_barrier = false;
         if (all_at_barrier) {
-            release_barrier();
+            release_barrier(b);
+            if (used >= budget) return SliceEnd::Preempted;
             continue;
         }
-        report_deadlock();
+        report_deadlock(b);
         r.pending_error = cudaErrorLaunchTimeout;
         r.abort = true;
-        break;
+        return SliceEnd::Aborted;
     }
-    if (r.abort) {
-        for (Thread& t : b.threads)
-            if (t.stack) {
-                give_stack(t.stack);
-                t.stack = nullptr;
-            }
-    }
-    on_block_end();
 }
 
-}  // namespace
+void drop_fibers(Block& b) {
+    for (Thread& t : b.threads)
+        if (t.stack) {
+            give_stack(t.stack);
+            t.stack = nullptr;
+        }
+}
 
 void* parameter_space(std::size_t bytes, std::size_t align) {
     (void)align;
@@ -524,6 +614,7 @@ void syncthreads(const char* file, int line) { syncthreads_reduce(-1, 0, file, l
 int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     Thread* t = cur();
     if (!t) return 0;
+    settle_store(*t);
     t->state = State::AtBarrier;
     t->file = file;
     t->line = line;
@@ -555,6 +646,7 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int 
         mask = 1u << t->lane;  // it takes part alone
     }
     if (width <= 0 || width > 32 || (width & (width - 1))) width = 32;
+    settle_store(*t);
     t->op = op;
     t->mask = mask;
     t->value = value;
@@ -564,7 +656,7 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int 
     t->file = file;
     t->line = line;
     t->state = State::AtWarp;
-    try_complete(t->warp, mask, op);
+    try_complete(*rt().block, t->warp, mask, op);
     // Even when complete: give the other lanes their turn (lockstep).
     yield_to_scheduler();
     if (pred) *pred = t->pred;
@@ -574,7 +666,7 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int 
 unsigned activemask() {
     Thread* t = cur();
     if (!t) return 1;
-    Block& b = rt().block;
+    const Block& b = *rt().block;
     unsigned m = 0;
     for (unsigned l = 0; l < 32; ++l) {
         unsigned i = t->warp * 32 + l;
@@ -586,12 +678,8 @@ unsigned activemask() {
 }
 
 void threadfence(int scope) {
-    Runtime& r = rt();
     if (!cur()) return;
-    if (scope >= 1) {
-        r.block.did_fence = true;
-        r.block.fence_seq = ++r.fence_counter;
-    }
+    if (scope >= 1) on_fence();  // __threadfence_block orders nothing across blocks
 }
 
 void device_trap(const char* what, const char* file, int line) {
@@ -658,60 +746,19 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     r.grid_dim = c.grid;
     r.block_dim = c.block;
     r.dynamic_bytes = c.shared_bytes;
-    r.dynamic_shared.assign(c.shared_bytes ? c.shared_bytes : 0, 0xff);
     r.shared_vars.clear();
+    r.shared_owner = nullptr;
     r.abort = false;
     ++r.launch_serial;
-    Block& b = r.block;
-    b.count = unsigned(threads);
-    b.warps = (b.count + 31) / 32;
-    b.threads.assign(b.count, Thread{});
-    b.warp_sync.assign(b.warps, 0u);
-    for (unsigned z = 0, i = 0; z < c.block.z; ++z)
-        for (unsigned y = 0; y < c.block.y; ++y)
-            for (unsigned x = 0; x < c.block.x; ++x, ++i) {
-                Thread& t = b.threads[i];
-                t.tid = {x, y, z};
-                t.linear = i;
-                t.lane = i % 32;
-                t.warp = i / 32;
-            }
     r.in_kernel = true;
-    for (unsigned z = 0; z < c.grid.z && !r.abort; ++z)
-        for (unsigned y = 0; y < c.grid.y && !r.abort; ++y)
-            for (unsigned x = 0; x < c.grid.x && !r.abort; ++x) {
-                r.block_idx = {x, y, z};
-                run_block();
-            }
+    run_grid();
     r.in_kernel = false;
     r.current = nullptr;
+    r.block = nullptr;
     on_launch_end();
     r.body = nullptr;
     r.closure = nullptr;
     r.site = nullptr;
-}
-
-void* dynamic_shared() {
-    Runtime& r = rt();
-    return r.dynamic_shared.empty() ? static_cast<void*>(r.dynamic_shared.data())
-                                    : r.dynamic_shared.data();
-}
-
-void shared_var(const void* p, std::size_t bytes) {
-    Runtime& r = rt();
-    if (!r.in_kernel) return;
-    auto a = reinterpret_cast<std::uintptr_t>(p);
-    for (auto& v : r.shared_vars) {
-        if (v.begin == a) {
-            if (v.block_serial != r.block.serial) {
-                std::memset(const_cast<void*>(p), 0xff, bytes);
-                v.block_serial = r.block.serial;
-            }
-            return;
-        }
-    }
-    std::memset(const_cast<void*>(p), 0xff, bytes);
-    r.shared_vars.push_back({a, a + bytes, r.block.serial});
 }
 
 }  // namespace cudalings_emu

@@ -1,7 +1,5 @@
 // The emulator's own tests (label cpu): semantics of emulated kernels, the diagnostics corpus
 // with the line each report must name, the rewriter, and speed.
-#include <dlfcn.h>
-
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -14,35 +12,15 @@
 
 #include "cudalings_emu/emulator.h"
 #include "rewrite.h"
+#include "test_support.h"
 
 using Catch::Matchers::ContainsSubstring;
+using emu_test::entry;
+using emu_test::open_module;
+using emu_test::use_options;
 namespace emu = cudalings_emu;
 
 namespace {
-
-void* open_module(const char* path) {
-    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    INFO((h ? "" : dlerror()));
-    REQUIRE(h);
-    return h;
-}
-
-template <typename F>
-F entry(void* module, const std::string& name) {
-    void* f = dlsym(module, name.c_str());
-    INFO(name);
-    REQUIRE(f);
-    return reinterpret_cast<F>(f);
-}
-
-void use_options(bool check, bool explain) {
-    emu::Options o = emu::get_options();
-    o.check = check;
-    o.explain = explain;
-    o.lockstep = true;
-    emu::set_options(o);
-    (void)emu::take_diagnostics();
-}
 
 // `// expect: KIND [text]` markers of the corpus: entry point -> (line, kind, text).
 struct Expected {

@@ -10,7 +10,7 @@
 //      sdata[tid + s] into sdata[tid]; __syncthreads() after every round; return sdata[0].
 //   2. In the kernel: load this thread's element into shared memory (0 past the end), then
 //      __syncthreads(). (Thread 0 writing the block's sum is given.)
-// Read "The tree" and "Step 1" in lessons/02_reduce/README.md first.
+// Read "Why a sum is harder than a map" and "Step 1" in lessons/02_reduce/README.md first.
 //
 // Check:  ./cudalings check 02_reduce/01_interleaved
 // Stuck:  ./cudalings hint 02_reduce/01_interleaved

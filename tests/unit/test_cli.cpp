@@ -111,41 +111,6 @@ TEST_CASE("without a GPU, check emulates the step on the CPU: correctness only",
     CHECK_THAT(solution.out, ContainsSubstring("PASS"));
 }
 
-TEST_CASE("grade checks every submission, writes each result, and survives bad ones", "[cli]") {
-    namespace fs = std::filesystem;
-    auto good = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/solutions/01_vector_add/01_one_thread_per_element.cu",
-        "01_vector_add/01_one_thread_per_element.cu");
-    auto bad = course_with(
-        std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
-        "01_vector_add/01_one_thread_per_element.cu");
-    auto empty =
-        fs::temp_directory_path() / ("cudalings_empty_submission_" + std::to_string(::getpid()));
-    fs::create_directories(empty);
-    auto out = fs::temp_directory_path() / ("cudalings_grade_out_" + std::to_string(::getpid()));
-    fs::remove_all(out);
-    auto r = cudalings({"grade", good, bad, empty.string(), "--step", "1/1", "--no-time",
-                        "--repeat", "2", "--out", out.string()});
-    CHECK(r.code == 1);  // the compile error and the empty folder fail
-    CHECK_THAT(r.err, ContainsSubstring("[6/6]"));
-    CHECK_THAT(r.out, ContainsSubstring("failed"));
-    auto summary = nlohmann::json::parse(std::ifstream(out / "summary.json"));
-    REQUIRE(summary.size() == 6);
-    int files = 0;
-    for (auto& e : fs::directory_iterator(out)) files += e.path().extension() == ".json";
-    CHECK(files == 7);  // six results (two rounds of three) and the summary
-    auto bad_result = nlohmann::json::parse(
-        std::ifstream(out / (fs::path(bad).filename().string() + ".round2.json")));
-    CHECK(bad_result["results"][0]["verdict"] == "COMPILE_ERROR");
-    auto empty_result =
-        nlohmann::json::parse(std::ifstream(out / (empty.filename().string() + ".round1.json")));
-    CHECK(empty_result.contains("internal_error"));
-    remove_course(good);
-    remove_course(bad);
-    fs::remove_all(empty);
-    fs::remove_all(out);
-}
-
 // The fixtures whose verdict needs no GPU (build errors and the policy screen), graded twice in
 // one batch on every machine, CI included.
 TEST_CASE("bad submissions that never reach a GPU get their verdicts, twice in one batch",
@@ -176,4 +141,31 @@ TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner'
     CHECK_THAT(step["cases"][0]["detail"].get<std::string>(),
                ContainsSubstring("01_one_thread_per_element.cu:7: error: write to 4 bytes"));
     remove_course(root);
+}
+
+// Every fixture that says what the CPU emulator must conclude (`// emulated: VERDICT`) gets it,
+// with the same reason where it names one: the emulator's verdicts are tested in CI as the GPU's
+// are on a GPU.
+TEST_CASE("fixtures with an emulated verdict get it under emulation", "[cli]") {
+    int checked = 0;
+    for (const auto& f : all_fixtures()) {
+        if (f.emulated.empty()) continue;
+        auto root = course_with(f.path, f.step);
+        std::vector<std::string> args{
+            "--root", root, "check", f.step.substr(0, f.step.size() - 3), "--emulate", "--json"};
+        for (const auto& flag : f.flags)
+            if (flag != "--sanitize") args.push_back(flag);
+        auto r = cudalings(args);
+        INFO(f.name << ": exit " << r.code << "\n"
+                    << r.out.substr(0, 3000) << r.err.substr(0, 1000));
+        REQUIRE(r.code != -2);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["results"][0]["verdict"] == f.emulated);
+        const bool sanitizer_reason = f.reason.find("sanitizer") != std::string::npos;
+        if (!f.reason.empty() && f.emulated == f.expect && !sanitizer_reason)
+            CHECK_THAT(j["results"][0]["reason"].get<std::string>(), ContainsSubstring(f.reason));
+        remove_course(root);
+        ++checked;
+    }
+    CHECK(checked >= 1);
 }

@@ -5,12 +5,12 @@
 using namespace cudalings;
 
 TEST_CASE("verdict severity follows the documented order", "[verdict]") {
-    // INTERNAL_ERROR > COMPILE_ERROR > REJECTED > TIMEOUT > CRASH > MEMORY_ERROR > WRONG >
+    // INTERNAL_ERROR > SETUP_ERROR > COMPILE_ERROR > REJECTED > TIMEOUT > CRASH > MEMORY_ERROR > WRONG >
     // SUSPECT > PASS, and SKIPPED below everything.
     const Verdict order[] = {Verdict::Skipped,      Verdict::Pass,        Verdict::Suspect,
                              Verdict::Wrong,        Verdict::MemoryError, Verdict::Crash,
                              Verdict::Timeout,      Verdict::Rejected,    Verdict::CompileError,
-                             Verdict::InternalError};
+                             Verdict::SetupError,   Verdict::InternalError};
     for (std::size_t i = 1; i < std::size(order); ++i) {
         CHECK(severity(order[i - 1]) < severity(order[i]));
         CHECK(worst(order[i - 1], order[i]) == order[i]);
@@ -21,7 +21,7 @@ TEST_CASE("verdict severity follows the documented order", "[verdict]") {
 TEST_CASE("verdict names round-trip", "[verdict]") {
     for (auto v : {Verdict::Pass, Verdict::Suspect, Verdict::Wrong, Verdict::MemoryError,
                    Verdict::Crash, Verdict::Timeout, Verdict::Rejected, Verdict::CompileError,
-                   Verdict::InternalError, Verdict::Skipped}) {
+                   Verdict::SetupError, Verdict::InternalError, Verdict::Skipped}) {
         Verdict back = Verdict::Pass;
         REQUIRE(parse_verdict(name(v), back));
         CHECK(back == v);
@@ -29,6 +29,7 @@ TEST_CASE("verdict names round-trip", "[verdict]") {
     Verdict unused;
     CHECK_FALSE(parse_verdict("FINE", unused));
     CHECK(name(Verdict::MemoryError) == "MEMORY_ERROR");
+    CHECK(name(Verdict::SetupError) == "SETUP_ERROR");
 }
 
 TEST_CASE("exit codes: 0 pass, 1 fail, 77 nothing failed but something skipped", "[verdict]") {

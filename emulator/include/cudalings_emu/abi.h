@@ -23,14 +23,14 @@ CUDALINGS_EMU_API dim3 grid_dim();
 
 // Space for one launch's kernel parameters (valid until the launch returns).
 CUDALINGS_EMU_API void* parameter_space(std::size_t bytes, std::size_t align);
-// A `__shared__` variable's declaration was executed by the running thread.
-CUDALINGS_EMU_API void shared_var(const void* p, std::size_t bytes);
+// A `__shared__` variable's declaration was executed by the running thread (volatile too).
+CUDALINGS_EMU_API void shared_var(const volatile void* p, std::size_t bytes);
 
 // One kernel launch as written at a `<<<...>>>` site.
 struct LaunchSite {
     const char* file;
     int line;
-    const char* kernel;        // the callee as written ("vector_add_kernel")
+    const char* kernel;  // the callee as written ("vector_add_kernel")
 };
 
 struct LaunchConfig {

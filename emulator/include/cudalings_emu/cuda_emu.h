@@ -51,8 +51,9 @@
 #define __forceinline__ inline __attribute__((always_inline))
 // The rewriter turns `__shared__ T x[N];` in a function body into `static T x[N];` followed by
 // a registration call (the runtime poisons it with 0xFF bytes at the first touch in every
-// block, so an uninitialised float reads as NaN). Blocks run one at a time, so one copy is
-// all a block ever sees. What is left here (namespace-scope __shared__) is a plain static.
+// block, so an uninitialised float reads as NaN). One copy serves every block: when blocks
+// run interleaved, the runtime saves and restores each block's contents as it switches. What
+// is left here (namespace-scope __shared__) is a plain static, shared by all blocks.
 #define __shared__ static
 
 #define CUDALINGS_EMU_INLINE static inline __attribute__((always_inline, unused))

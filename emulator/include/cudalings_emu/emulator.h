@@ -2,6 +2,7 @@
 // runner, the tests): options, and the diagnostics found so far.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -10,28 +11,53 @@
 
 namespace cudalings_emu {
 
+// The order in which a grid's blocks start (a GPU guarantees none).
+enum class BlockOrder : std::uint8_t {
+    InOrder,  // blockIdx order: x fastest, then y, then z
+    Reverse,  // the last block first
+    Shuffle,  // a seeded permutation, a different one for every launch
+};
+
 struct Options {
     bool lockstep = true;  // lanes of a warp advance one memory access at a time
     bool check = true;     // races, uninitialised shared reads (needs instrumented code)
     bool explain = false;  // teaching metrics: bank conflicts, sectors, warp efficiency
     std::size_t stack_bytes = 128 * 1024;  // per CUDA thread
+    // Schedules (docs/emulator.md, "Schedules"). Blocks start in `block_order`; up to
+    // `resident_blocks` of them run at once, interleaved by time slices in which each thread
+    // of the block makes about `quantum` memory accesses (fiber resumes); the permutation of a
+    // shuffled launch comes from `schedule_seed` and the launch's serial number.
+    BlockOrder block_order = BlockOrder::InOrder;
+    std::uint64_t schedule_seed = 0;
+    unsigned resident_blocks = 1;
+    unsigned quantum = 16;
 };
 
-// Read once from the environment: CUDALINGS_EMU_MODE=plain|check|explain,
-// CUDALINGS_EMU_LOCKSTEP=0|1. set_options overrides.
+// Read once from the environment, set_options overrides:
+//   CUDALINGS_EMU_MODE=plain|check|explain    CUDALINGS_EMU_LOCKSTEP=0|1
+//   CUDALINGS_EMU_BLOCK_ORDER=in-order|reverse|shuffle
+//   CUDALINGS_EMU_SEED=<hex>                  CUDALINGS_EMU_RESIDENT=<n>
+//   CUDALINGS_EMU_QUANTUM=<n>
 CUDALINGS_EMU_API Options get_options();
 CUDALINGS_EMU_API void set_options(const Options& o);
+// The defaults with what the variables above say, read now (a bad value is ignored with a
+// warning on stderr).
+CUDALINGS_EMU_API Options environment_options();
+// "in-order", "reverse", "shuffle" (the CUDALINGS_EMU_BLOCK_ORDER values) and back; false
+// for another name.
+CUDALINGS_EMU_API const char* block_order_name(BlockOrder order);
+CUDALINGS_EMU_API bool parse_block_order(const std::string& name, BlockOrder* order);
 
 struct Diagnostic {
     std::string kind;      // "race", "out-of-bounds", "use-after-free", "host-pointer",
                            // "uninitialised-shared", "misaligned", "divergent-barrier",
                            // "skipped-barrier", "deadlock", "warp-mask", "memcpy",
-                           // "launch", "metric"
+                           // "launch", "cross-block-wait", "metric"
     std::string severity;  // "error", "warning", "info"
     std::string file;      // the learner's file (when known)
     int line = 0;
-    std::string message;   // one line
-    std::string detail;    // more lines (the other access, waiting threads, ...)
+    std::string message;      // one line
+    std::string detail;       // more lines (the other access, waiting threads, ...)
     std::uint64_t count = 1;  // how many times this exact finding occurred
 };
 

@@ -5,21 +5,9 @@
 #include <cstdint>
 #include <vector>
 
-namespace {
+#include "device_vectors.cuh"
 
-template <typename T>
-T* device(const std::vector<T>& host) {
-    T* p = nullptr;
-    cudaMalloc(&p, host.size() * sizeof(T));
-    cudaMemcpy(p, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice);
-    return p;
-}
-template <typename T>
-std::vector<T> back(const T* p, std::size_t n) {
-    std::vector<T> h(n);
-    cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost);
-    return h;
-}
+namespace {
 
 // A shared-memory tree reduction per block, templated on the block size.
 template <unsigned kBlock>

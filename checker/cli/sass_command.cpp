@@ -1,0 +1,119 @@
+// `cudalings sass STEP`: what the compiler made of a step, for the GPU that is present (or the
+// checker's default architecture without one): the machine code (SASS, from cuobjdump) when
+// the toolkit has cuobjdump, else the PTX nvcc generates (which every toolkit can print).
+// `--ptx` asks for PTX anyway; `--solution` shows the reference's.
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "../core/compile.h"
+#include "../core/hash.h"
+#include "../core/setup.h"
+#include "../core/supervise.h"
+#include "../core/verdict.h"
+#include "cli.h"
+
+namespace fs = std::filesystem;
+
+namespace cudalings::cli {
+namespace {
+
+struct SassArgs {
+    bool ptx = false;
+    bool solution = false;
+};
+
+int run_sass(const Options& o, const SassArgs& a) {
+    CoursePaths paths;
+    Manifest m;
+    if (!open_course(o, paths, m)) return exit_code::usage;
+    Progress progress(paths.state_dir + "/progress.json");
+    std::vector<StepRef> steps;
+    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
+    if (steps.size() != 1) {
+        std::cerr << "cudalings: sass takes one step\n";
+        return exit_code::usage;
+    }
+    const auto& lesson = m.lessons[steps[0].lesson];
+    const auto& step = lesson.steps[steps[0].step];
+    CheckOptions options;
+    options.emulate = true;  // no runner start is needed to learn the architecture
+    Checker checker(paths, m, options);
+    const GpuInfo& gpu = checker.gpu();
+    const std::string arch = gpu.present ? gpu.arch : std::string(kCompileOnlyArch);
+    const std::string nvcc = configured_nvcc();
+    if (auto problem = unsupported_architecture(nvcc, arch)) {
+        std::cerr << "cudalings: " << problem->line() << "\n";
+        return exit_code::fail;
+    }
+    const std::string cuobjdump = a.ptx ? std::string() : find_cuda_tool(nvcc, "cuobjdump");
+    const bool sass = !cuobjdump.empty();
+    const std::string source = paths.step_file(lesson, step, a.solution);
+    const std::string dir = paths.state_dir + "/sass";
+    if (!make_dirs(dir)) {
+        std::cerr << "cudalings: cannot create " << dir << "\n";
+        return exit_code::fail;
+    }
+    const std::string out = dir + "/" + Hasher().add(source).hex() + (sass ? ".cubin" : ".ptx");
+    std::vector<std::string> cmd{nvcc,
+                                 "-std=c++17",
+                                 "-O3",
+                                 "-lineinfo",
+                                 sass ? "-cubin" : "-ptx",
+                                 sass ? "-arch=" + arch : "-arch=compute_" + arch.substr(3)};
+    for (const auto& d : {paths.lesson_dir(lesson), paths.common_dir()}) cmd.push_back("-I" + d);
+    cmd.insert(cmd.end(), {"-o", out, source});
+    ChildOptions limits;
+    limits.wall_seconds = o.compile_timeout;
+    auto build = run_supervised(cmd, limits);
+    if (!build.exited_ok()) {
+        std::cerr << build.err.head << build.out.head;
+        std::cerr << "cudalings: " << source << " does not build (`cudalings check` shows why)\n";
+        return exit_code::fail;
+    }
+    std::string text;
+    if (sass) {
+        limits.output_cap = 16 << 20;
+        auto dump = run_supervised({cuobjdump, "-sass", out}, limits);
+        text = dump.out.head;
+    } else {
+        bool ok = false;
+        text = read_file(out, &ok);
+    }
+    std::error_code ec;
+    fs::remove(out, ec);
+    if (o.json) {
+        std::cout << versioned({{"step", step_name(m, steps[0])},
+                                {"file", source},
+                                {"arch", arch},
+                                {"kind", sass ? "sass" : "ptx"},
+                                {"text", text}})
+                         .dump(2)
+                  << "\n";
+        return exit_code::pass;
+    }
+    std::cout << "// " << source << " for " << arch << ": "
+              << (sass    ? "SASS (cuobjdump -sass)"
+                  : a.ptx ? "PTX"
+                          : "PTX (cuobjdump is not installed: see `cudalings doctor`)")
+              << "\n"
+              << text;
+    return exit_code::pass;
+}
+
+}  // namespace
+
+Command add_sass_command(CLI::App& app, Options& o) {
+    auto* sass = app.add_subcommand(
+        "sass", "the machine code (SASS, or PTX without cuobjdump) the compiler made of a step");
+    auto args = std::make_shared<SassArgs>();
+    sass->add_option("step", o.step, "the step (default: the next unfinished)");
+    sass->add_flag("--ptx", args->ptx, "PTX instead of SASS");
+    sass->add_flag("--solution", args->solution, "the reference solution's, not yours");
+    return {sass, [&o, args] { return run_sass(o, *args); }};
+}
+
+}  // namespace cudalings::cli

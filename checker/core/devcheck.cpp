@@ -1,0 +1,171 @@
+#include "devcheck.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <regex>
+#include <set>
+
+#include "hash.h"
+#include "verdict.h"
+
+namespace fs = std::filesystem;
+
+namespace cudalings {
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+// The numbered step files (NN_*.cu) of a folder.
+std::vector<std::string> step_files(const fs::path& dir) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    static const std::regex numbered(R"(^\d\d_.*\.cu$)");
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (std::regex_match(e.path().filename().string(), numbered))
+            out.push_back(e.path().stem().string());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+void check_files(const std::string& root, const LessonInfo& lesson,
+                 std::vector<DevFinding>& found) {
+    std::vector<std::string> listed;
+    for (const auto& step : lesson.steps) listed.push_back(step.id);
+    for (const char* side : {"lessons", "solutions"}) {
+        const fs::path dir = fs::path(root) / side / lesson.id;
+        for (const auto& step : lesson.steps)
+            if (!fs::is_regular_file(dir / (step.id + ".cu")))
+                found.push_back({"files",
+                                 std::string(side) + "/" + lesson.id + "/" + step.id + ".cu",
+                                 std::string("step ") + step.id + " of the manifest has no " +
+                                     (side == std::string("lessons") ? "skeleton" : "solution")});
+        for (const auto& file : step_files(dir))
+            if (!has(listed, file))
+                found.push_back(
+                    {"files", std::string(side) + "/" + lesson.id + "/" + file + ".cu",
+                     "a step file that checks/" + lesson.id + "/lesson.json does not list"});
+    }
+}
+
+void check_fixtures(const std::string& root, const LessonInfo& lesson,
+                    std::vector<DevFinding>& found) {
+    const fs::path dir = fs::path(root) / "checks" / lesson.id / "fixtures";
+    std::error_code ec;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().extension() == ".cu") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    static const std::regex key_line(
+        R"(^// (expect|emulated|reason|step|flags|needs|timing): (.*)$)");
+    for (const auto& file : files) {
+        const std::string rel = "checks/" + lesson.id + "/fixtures/" + file.filename().string();
+        std::ifstream in(file);
+        std::string line, expect;
+        auto bad = [&](const std::string& why) { found.push_back({"fixtures", rel, why}); };
+        while (std::getline(in, line)) {
+            std::smatch m;
+            if (!std::regex_match(line, m, key_line)) continue;
+            const std::string key = m[1], value = m[2];
+            Verdict v;
+            if (key == "expect") {
+                expect = value;
+                if (!parse_verdict(value, v)) bad("\"expect: " + value + "\" is not a verdict");
+            } else if (key == "emulated" && !parse_verdict(value, v)) {
+                bad("\"emulated: " + value + "\" is not a verdict");
+            } else if (key == "needs" && value != "gpu" && value != "cpu") {
+                bad("\"needs: " + value + "\" must be gpu or cpu");
+            } else if (key == "timing" && value != "yes") {
+                bad("\"timing: " + value + "\" must be yes (or absent)");
+            } else if (key == "step") {
+                const auto slash = value.find('/');
+                const std::string lesson_part = value.substr(0, slash);
+                std::string step = slash == std::string::npos ? "" : value.substr(slash + 1);
+                if (step.size() > 3 && step.substr(step.size() - 3) == ".cu")
+                    step = step.substr(0, step.size() - 3);
+                bool exists = lesson_part == lesson.id &&
+                              std::any_of(lesson.steps.begin(), lesson.steps.end(),
+                                          [&](const StepInfo& s) { return s.id == step; });
+                if (!exists) bad("\"step: " + value + "\" is not a step of " + lesson.id);
+            }
+        }
+        if (expect.empty()) bad("no \"// expect: VERDICT\" line");
+    }
+}
+
+void check_links(const std::string& root, const LessonInfo& lesson,
+                 std::vector<DevFinding>& found) {
+    const fs::path readme = fs::path(root) / "lessons" / lesson.id / "README.md";
+    bool ok = false;
+    const std::string text = read_file(readme.string(), &ok);
+    if (!ok) {
+        found.push_back(
+            {"links", "lessons/" + lesson.id + "/README.md", "the lesson has no README"});
+        return;
+    }
+    const std::string rel = "lessons/" + lesson.id + "/README.md";
+    std::error_code ec;
+    const fs::path course = fs::weakly_canonical(fs::path(root), ec);
+    static const std::regex link(R"re(\]\(([^)\s]+)(?:\s+"[^"]*")?\)|href="([^"]+)")re");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), link);
+         it != std::sregex_iterator(); ++it) {
+        std::string target = (*it)[1].matched ? (*it)[1].str() : (*it)[2].str();
+        if (target.empty() || target[0] == '#') continue;
+        if (target.find("://") != std::string::npos || target.rfind("mailto:", 0) == 0) {
+            found.push_back({"links", rel, "links outside the course: " + target});
+            continue;
+        }
+        target = target.substr(0, target.find('#'));
+        const fs::path resolved = fs::weakly_canonical(readme.parent_path() / target, ec);
+        const std::string r = resolved.string(), c = course.string();
+        const bool inside =
+            r.size() > c.size() && r.compare(0, c.size(), c) == 0 && r[c.size()] == '/';
+        if (!inside)
+            found.push_back({"links", rel, "links outside the course: " + target});
+        else if (!fs::exists(resolved))
+            found.push_back({"links", rel, "links to a file that does not exist: " + target});
+    }
+}
+
+}  // namespace
+
+std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manifest,
+                                  const ChecksLister& list_checks) {
+    std::vector<DevFinding> found;
+    for (const auto& lesson : manifest.lessons) {
+        const std::string part = "checks/" + lesson.id + "/lesson.json";
+        check_files(root, lesson, found);
+        for (const auto& step : lesson.steps)
+            if (step.hint.empty())
+                found.push_back({"hints", part, "step " + step.id + " has no hint"});
+        const ChecksContents contents = list_checks(lesson);
+        if (!contents.error.empty()) {
+            found.push_back({"problems", "checks/" + lesson.id + "/checks.cu", contents.error});
+        } else {
+            for (const auto& step : lesson.steps)
+                if (!has(contents.problems, step.problem))
+                    found.push_back({"problems", part,
+                                     "step " + step.id + " names problem \"" + step.problem +
+                                         "\", which the lesson's checks do not define"});
+            for (const auto& b : lesson.baselines) {
+                if (!has(contents.problems, b.problem))
+                    found.push_back({"baselines", part,
+                                     "baseline " + b.name + " names problem \"" + b.problem +
+                                         "\", which the lesson's checks do not define"});
+                else if (std::find(contents.baselines.begin(), contents.baselines.end(),
+                                   std::make_pair(b.problem, b.name)) == contents.baselines.end())
+                    found.push_back({"baselines", "checks/" + lesson.id + "/baselines.cu",
+                                     "no baseline \"" + b.name + "\" of problem \"" + b.problem +
+                                         "\" is registered (CUDALINGS_BASELINE)"});
+            }
+        }
+        check_fixtures(root, lesson, found);
+        check_links(root, lesson, found);
+    }
+    return found;
+}
+
+}  // namespace cudalings

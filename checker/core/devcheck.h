@@ -1,0 +1,40 @@
+// `cudalings dev check`: the course's own consistency, before anything runs — for whoever writes
+// lessons (and CI). Every rule names the file to fix.
+//   files      every step of the manifest has a skeleton (lessons/) and a solution (solutions/),
+//              and no step file lies there that the manifest does not list
+//   hints      every step has a hint
+//   problems   every step's problem exists in its lesson's checks
+//   baselines  every baseline names a problem of the lesson and is registered by its baselines
+//   fixtures   every fixture has a valid header (a verdict, an existing step, known keys)
+//   links      lesson READMEs link only to files inside the course
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "manifest.h"
+
+namespace cudalings {
+
+struct DevFinding {
+    std::string rule;  // "files", "hints", "problems", "baselines", "fixtures", "links"
+    std::string file;  // what to fix, relative to the course root
+    std::string message;
+};
+
+// What a lesson's built checks register: problem names, and (problem, baseline) pairs. The CLI
+// asks the runner; tests can answer directly. An empty `error` means the lesson's checks built.
+struct ChecksContents {
+    std::vector<std::string> problems;
+    std::vector<std::pair<std::string, std::string>> baselines;
+    std::string error;
+};
+using ChecksLister = std::function<ChecksContents(const LessonInfo&)>;
+
+// Every finding in the course at `root` (manifest already read from it).
+std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manifest,
+                                  const ChecksLister& list_checks);
+
+}  // namespace cudalings

@@ -1,0 +1,57 @@
+#include "history.h"
+
+#include <filesystem>
+
+#include "course.h"
+#include "hash.h"
+
+namespace fs = std::filesystem;
+
+namespace cudalings {
+namespace {
+
+std::map<std::string, nlohmann::json> load_dir(const fs::path& dir, bool nested) {
+    std::map<std::string, nlohmann::json> out;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+        if (it->path().extension() != ".json") continue;
+        bool ok = false;
+        const std::string text = read_file(it->path().string(), &ok);
+        if (!ok) continue;
+        try {
+            auto j = nlohmann::json::parse(text);
+            const std::string stem = it->path().stem().string();
+            const std::string key =
+                nested ? it->path().parent_path().filename().string() + "/" + stem : stem;
+            out[key] = std::move(j);
+        } catch (const std::exception&) {
+            // A damaged record is skipped: the next check of that step writes it again.
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+bool record_result(const std::string& state_dir, const StepReport& report) {
+    const fs::path file = fs::path(state_dir) / "results" / (report.step + ".json");
+    return make_dirs(file.parent_path().string()) &&
+           write_file_atomic(file.string(), to_json(report).dump() + "\n");
+}
+
+bool record_staircase(const std::string& state_dir, const Staircase& staircase) {
+    const fs::path file = fs::path(state_dir) / "staircases" / (staircase.lesson + ".json");
+    return make_dirs(file.parent_path().string()) &&
+           write_file_atomic(file.string(), to_json(staircase).dump() + "\n");
+}
+
+std::map<std::string, nlohmann::json> load_results(const std::string& state_dir) {
+    return load_dir(fs::path(state_dir) / "results", true);
+}
+
+std::map<std::string, nlohmann::json> load_staircases(const std::string& state_dir) {
+    return load_dir(fs::path(state_dir) / "staircases", false);
+}
+
+}  // namespace cudalings

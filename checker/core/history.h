@@ -1,0 +1,23 @@
+// What the learner's checks found, kept in the state directory for `cudalings report`: the last
+// report of every step (results/<lesson>/<step>.json) and the last staircase of every lesson
+// (staircases/<lesson>.json), both in their --json form.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "report.h"
+
+namespace cudalings {
+
+// False when the state directory cannot be written (the check itself is unaffected).
+bool record_result(const std::string& state_dir, const StepReport& report);
+bool record_staircase(const std::string& state_dir, const Staircase& staircase);
+
+// Step name -> its last report; lesson id -> its last staircase.
+std::map<std::string, nlohmann::json> load_results(const std::string& state_dir);
+std::map<std::string, nlohmann::json> load_staircases(const std::string& state_dir);
+
+}  // namespace cudalings

@@ -1,0 +1,256 @@
+#include "html_report.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <sstream>
+
+#include "cases.h"
+#include "report.h"
+
+namespace cudalings {
+namespace {
+
+std::string escape(const std::string& text) {
+    std::string out;
+    for (char c : text) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            case '\'':
+                out += "&#39;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
+std::string num(double v, int digits = 1) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+    return buf;
+}
+
+const char* kStyle = R"(
+body { font: 15px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #1d2330;
+       padding: 0 1em; }
+h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2em; font-size: 1.25em; }
+.meta { color: #5b6475; } table { border-collapse: collapse; }
+td { padding: .15em .8em .15em 0; vertical-align: top; }
+.done { color: #1a7f37; } .failed { color: #b42318; } .pending { color: #5b6475; }
+svg text { font: 12px system-ui, sans-serif; fill: #1d2330; }
+svg .bar { fill: #2f6fde; } svg .ref { fill: #8aa6d6; } svg .base { fill: #d9822b; }
+svg .track { fill: #e3e7ee; }
+svg .grid { stroke: #d8dde6; } svg .copy { stroke: #1d2330; stroke-dasharray: 4 3; }
+.legend span { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 1em;
+               vertical-align: -.1em; }
+)";
+
+// The progress of the whole course and of each lesson, as bars.
+std::string progress_svg(const std::vector<LessonStatus>& lessons) {
+    const int width = 720, label = 200, bar = width - label - 70, row = 24;
+    std::ostringstream s;
+    const int height = row * static_cast<int>(lessons.size() + 1) + 8;
+    s << "<svg class=\"progress\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+      << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height
+      << "\" role=\"img\" aria-label=\"progress\">\n";
+    std::size_t all_done = 0, all = 0;
+    for (const auto& l : lessons)
+        for (const auto& st : l.steps) {
+            ++all;
+            all_done += st.status == "done";
+        }
+    auto line = [&](int y, const std::string& name, std::size_t done, std::size_t total) {
+        const double filled = total ? static_cast<double>(bar) * static_cast<double>(done) /
+                                          static_cast<double>(total)
+                                    : 0;
+        s << "  <g class=\"lesson-progress\" data-done=\"" << done << "\" data-total=\"" << total
+          << "\">\n"
+          << "    <text x=\"0\" y=\"" << y + 15 << "\">" << escape(name) << "</text>\n"
+          << "    <rect class=\"track\" x=\"" << label << "\" y=\"" << y + 4 << "\" width=\"" << bar
+          << "\" height=\"14\" rx=\"3\"/>\n"
+          << "    <rect class=\"bar\" x=\"" << label << "\" y=\"" << y + 4 << "\" width=\""
+          << num(filled) << "\" height=\"14\" rx=\"3\"/>\n"
+          << "    <text x=\"" << label + bar + 8 << "\" y=\"" << y + 15 << "\">" << done << "/"
+          << total << "</text>\n  </g>\n";
+    };
+    line(0, "the course", all_done, all);
+    int y = row;
+    for (const auto& l : lessons) {
+        std::size_t done = 0;
+        for (const auto& st : l.steps) done += st.status == "done";
+        line(y, l.id, done, l.steps.size());
+        y += row;
+    }
+    s << "</svg>\n";
+    return s.str();
+}
+
+}  // namespace
+
+ReportModel report_model(const Manifest& m, const Progress& progress,
+                         const std::map<std::string, nlohmann::json>& results,
+                         const std::map<std::string, nlohmann::json>& staircases) {
+    ReportModel model;
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm local{};
+    localtime_r(&now, &local);
+    char when[64];
+    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", &local);
+    model.generated = when;
+    for (const auto& lesson : m.lessons) {
+        LessonStatus ls{lesson.id, lesson.title, {}};
+        LessonChart chart;
+        chart.lesson = lesson.id;
+        chart.title = lesson.title;
+        std::uint64_t lesson_n = 0;
+        for (const auto& step : lesson.steps) {
+            const std::string name = lesson.id + "/" + step.id;
+            const auto found = results.find(name);
+            StepStatus st{step.id, step.title, progress.passed(name) ? "done" : "pending", ""};
+            if (found != results.end()) {
+                const auto& r = found->second;
+                st.verdict = r.value("verdict", "");
+                if (st.status != "done" && !st.verdict.empty() && st.verdict != "PASS" &&
+                    st.verdict != "SKIPPED")
+                    st.status = "failed";
+                const auto& t = r.contains("timing") ? r["timing"] : nlohmann::json();
+                if (st.verdict == "PASS" && t.is_object() && t.contains("learner")) {
+                    ChartRow row;
+                    row.label = step.id;
+                    row.title = step.title;
+                    row.median_us = t["learner"].value("median_us", 0.0);
+                    row.gbps = t["learner"].value("gbps", 0.0);
+                    row.percent_of_copy = t["learner"].value("percent_of_copy", 0.0);
+                    if (t.contains("reference") && t["reference"].is_object()) {
+                        row.reference_us = t["reference"].value("median_us", 0.0);
+                        row.reference_percent = t["reference"].value("percent_of_copy", 0.0);
+                    }
+                    const auto n = t.value("n", std::uint64_t{0});
+                    if (!lesson_n) lesson_n = n;
+                    if (n && n != lesson_n) row.note = "n = " + format_size(n);
+                    chart.copy_gbps = std::max(chart.copy_gbps, t.value("copy_gbps", 0.0));
+                    if (model.gpu.empty()) model.gpu = r.value("gpu", "");
+                    chart.rows.push_back(row);
+                }
+            }
+            ls.steps.push_back(st);
+        }
+        // The library baselines come from the lesson's last full check (its staircase).
+        const auto stair = staircases.find(lesson.id);
+        if (stair != staircases.end() && !chart.rows.empty()) {
+            for (const auto& r : stair->second.value("rows", nlohmann::json::array())) {
+                const auto cells = r.value("cells", nlohmann::json::array());
+                if (!r.value("baseline", false) || cells.empty()) continue;
+                // The first timed problem, as for the steps ("timing" of a step's result).
+                const auto& cell = cells.front();
+                ChartRow row;
+                row.label = r.value("label", "");
+                row.title = r.value("title", "");
+                row.baseline = true;
+                row.median_us = cell.value("median_us", 0.0);
+                row.gbps = cell.value("gbps", 0.0);
+                row.percent_of_copy = cell.value("percent_of_copy", 0.0);
+                chart.rows.push_back(row);
+            }
+        }
+        if (lesson_n) chart.size = format_size(lesson_n);
+        model.lessons.push_back(ls);
+        if (!chart.rows.empty()) model.charts.push_back(chart);
+    }
+    return model;
+}
+
+std::string staircase_svg(const LessonChart& chart) {
+    // One row per step: a bar as long as its share of the copy bandwidth (the dashed line is
+    // 100%), the reference's share as a thinner bar under it, baselines in their own colour.
+    const int label = 230, plot = 380, right = 170, row = 34, top = 22;
+    const int width = label + plot + right;
+    const int height = top + row * static_cast<int>(chart.rows.size()) + 10;
+    double scale_max = 100;
+    for (const auto& r : chart.rows)
+        scale_max = std::max({scale_max, r.percent_of_copy, r.reference_percent});
+    auto x_of = [&](double percent) { return label + plot * percent / scale_max; };
+    std::ostringstream s;
+    s << "<svg class=\"staircase\" data-lesson=\"" << escape(chart.lesson)
+      << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
+      << escape(chart.lesson) << " staircase\">\n";
+    for (int percent = 0; percent <= 100; percent += 25) {
+        const double x = x_of(percent);
+        s << "  <line class=\"" << (percent == 100 ? "copy" : "grid") << "\" x1=\"" << num(x)
+          << "\" y1=\"" << top - 4 << "\" x2=\"" << num(x) << "\" y2=\"" << height - 6
+          << "\"/>\n  <text x=\"" << num(x - 10) << "\" y=\"" << top - 8 << "\">" << percent
+          << "%</text>\n";
+    }
+    int y = top;
+    for (const auto& r : chart.rows) {
+        const std::string cls = r.baseline ? "base" : "bar";
+        s << "  <g class=\"row\" data-label=\"" << escape(r.label) << "\" data-us=\""
+          << num(r.median_us, 3) << "\" data-percent=\"" << num(r.percent_of_copy, 2) << "\">\n"
+          << "    <title>" << escape(r.title) << "</title>\n"
+          << "    <text x=\"0\" y=\"" << y + 15 << "\">" << escape(r.label) << "</text>\n"
+          << "    <rect class=\"" << cls << "\" x=\"" << label << "\" y=\"" << y + 4
+          << "\" width=\"" << num(x_of(r.percent_of_copy) - label) << "\" height=\"14\"/>\n";
+        if (r.reference_us > 0)
+            s << "    <rect class=\"ref\" data-us=\"" << num(r.reference_us, 3) << "\" x=\""
+              << label << "\" y=\"" << y + 20 << "\" width=\""
+              << num(x_of(r.reference_percent) - label) << "\" height=\"6\"/>\n";
+        s << "    <text x=\"" << label + plot + 10 << "\" y=\"" << y + 15 << "\">"
+          << escape(format_time_us(r.median_us)) << "  " << num(r.percent_of_copy) << "%"
+          << (r.note.empty() ? "" : "  (" + escape(r.note) + ")") << "</text>\n  </g>\n";
+        y += row;
+    }
+    s << "</svg>\n";
+    return s.str();
+}
+
+std::string render_html_report(const ReportModel& model) {
+    std::ostringstream s;
+    s << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      << "<title>cudalings: your progress</title>\n<style>" << kStyle << "</style>\n</head>\n"
+      << "<body>\n<h1>cudalings: your progress</h1>\n<p class=\"meta\">" << escape(model.generated)
+      << (model.gpu.empty() ? "" : " · timings on " + escape(model.gpu)) << "</p>\n";
+    s << progress_svg(model.lessons);
+    for (const auto& l : model.lessons) {
+        s << "<h2>" << escape(l.id) << " — " << escape(l.title) << "</h2>\n<table>\n";
+        for (const auto& st : l.steps)
+            s << "<tr><td class=\"" << st.status << "\">" << st.status << "</td><td>"
+              << escape(st.id) << "</td><td>" << escape(st.title) << "</td><td>"
+              << escape(st.verdict) << "</td></tr>\n";
+        s << "</table>\n";
+        for (const auto& chart : model.charts) {
+            if (chart.lesson != l.id) continue;
+            s << "<p>Each step's share of this GPU's copy bandwidth"
+              << (chart.copy_gbps > 0 ? " (" + num(chart.copy_gbps / 1000, 2) + " TB/s)" : "")
+              << (chart.size.empty() ? "" : " at n = " + escape(chart.size))
+              << ": longer is faster. <span class=\"legend\"><span style=\"background:#2f6fde\">"
+                 "</span>yours<span style=\"background:#8aa6d6\"></span>the reference"
+                 "<span style=\"background:#d9822b\"></span>library</span></p>\n";
+            s << staircase_svg(chart);
+        }
+    }
+    if (model.charts.empty())
+        s << "<p class=\"meta\">No timings yet: steps are timed on a GPU once they pass "
+             "(`./cudalings check 01` times a whole lesson and its library baseline).</p>\n";
+    s << "</body>\n</html>\n";
+    return s.str();
+}
+
+}  // namespace cudalings

@@ -1,0 +1,65 @@
+// `cudalings report`: one self-contained HTML page (inline CSS and SVG, no script, nothing
+// fetched) with the learner's progress and, for every lesson with timed steps, its staircase:
+// each step's time and share of the GPU's copy bandwidth, the reference solution's beside it,
+// and the library baselines of the lesson's last full check.
+//
+// The page is drawn from a small model (ReportModel) that is read from the state directory's
+// records (history.h) by one function, so a change of the report's JSON touches only that.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "course.h"
+#include "manifest.h"
+
+namespace cudalings {
+
+struct ChartRow {
+    std::string label;  // "03_float4" or "cub::DeviceReduce::Sum"
+    std::string title;
+    bool baseline = false;
+    double median_us = 0, percent_of_copy = 0, gbps = 0;
+    // The reference solution's figures for a step (0 when it was not timed).
+    double reference_us = 0, reference_percent = 0;
+    std::string note;  // "n = 2^24" where the row was timed at another size
+};
+
+struct LessonChart {
+    std::string lesson, title;
+    double copy_gbps = 0;
+    std::string size;  // "2^28"
+    std::vector<ChartRow> rows;
+};
+
+struct StepStatus {
+    std::string id, title;
+    std::string status;   // "done", "failed", "pending"
+    std::string verdict;  // the last check's, or ""
+};
+
+struct LessonStatus {
+    std::string id, title;
+    std::vector<StepStatus> steps;
+};
+
+struct ReportModel {
+    std::string generated;  // when, in words
+    std::string gpu;        // the GPU of the timings, or ""
+    std::vector<LessonStatus> lessons;
+    std::vector<LessonChart> charts;
+};
+
+// From the manifest, the progress and the records (step -> report JSON, lesson -> staircase JSON).
+ReportModel report_model(const Manifest& m, const Progress& progress,
+                         const std::map<std::string, nlohmann::json>& results,
+                         const std::map<std::string, nlohmann::json>& staircases);
+
+std::string render_html_report(const ReportModel& model);
+// One lesson's staircase as an SVG element (also used on its own by tests).
+std::string staircase_svg(const LessonChart& chart);
+
+}  // namespace cudalings

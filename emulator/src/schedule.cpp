@@ -1,0 +1,545 @@
+// The grid's schedule. Blocks start in a dispatch order (in-order, reverse, or a seeded
+// permutation that differs for every launch); up to `resident_blocks` of them are resident at
+// once and share the OS thread by time slices (a quantum of fiber resumes per thread, less when a
+// block cannot go on); the next block starts when a resident one ends. Each resident block
+// keeps its own shared memory: the dynamic buffer is its own, and the registered `__shared__`
+// variables (statics at one address) are saved and restored when another block's slice runs.
+//
+// A cross-block spin-wait progresses as long as the block it waits for has started. When no
+// block progresses over whole rounds of slices (no store or atomic changed memory, no thread
+// ended, no collective saw new values, and the threads only re-read what they had read), the
+// grid is stalled: with blocks still waiting to start, the waiters wait for a block that has
+// not started, which a GPU does not guarantee ever to happen. The scheduler then starts the
+// pending blocks one at a time, alone, until one of them stores to a word a waiter polls, and
+// reports both with their lines; with no block left to start, it reports a grid deadlock.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <unordered_set>
+
+#include "internal.h"
+
+namespace cudalings_emu {
+namespace {
+
+// ------------------------------------------------------------------ dispatch order
+std::uint64_t mix64(std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// Position in the dispatch order -> linear block index. A shuffled order is a 4-round Feistel
+// network over the smallest even power of two >= the block count, walked until it lands inside
+// the grid (a bijection on [0, blocks) that needs no table, whatever the grid's size).
+class DispatchOrder {
+  public:
+    DispatchOrder(BlockOrder order, std::uint64_t blocks, std::uint64_t seed, std::uint32_t launch)
+        : order_(order), blocks_(blocks) {
+        unsigned bits = 2;
+        while (bits < 64 && (std::uint64_t{1} << bits) < blocks) bits += 2;
+        half_ = bits / 2;
+        half_mask_ = (std::uint64_t{1} << half_) - 1;
+        for (unsigned k = 0; k < 4; ++k)
+            keys_[k] = mix64(seed * 0x9e3779b97f4a7c15ull + launch * 0xd1b54a32d192ed03ull +
+                             (k + 1) * 0x632be59bd9b4e019ull);
+    }
+
+    std::uint64_t at(std::uint64_t i) const {
+        switch (order_) {
+            case BlockOrder::Reverse:
+                return blocks_ - 1 - i;
+            case BlockOrder::Shuffle: {
+                if (blocks_ < 2) return i;
+                std::uint64_t x = permute(i);
+                while (x >= blocks_) x = permute(x);
+                return x;
+            }
+            default:
+                return i;
+        }
+    }
+
+  private:
+    std::uint64_t permute(std::uint64_t x) const {
+        std::uint64_t l = x >> half_, r = x & half_mask_;
+        for (std::uint64_t k : keys_) {
+            std::uint64_t next = l ^ (mix64(r ^ k) & half_mask_);
+            l = r;
+            r = next;
+        }
+        return (l << half_) | r;
+    }
+
+    BlockOrder order_;
+    std::uint64_t blocks_;
+    unsigned half_ = 1;
+    std::uint64_t half_mask_ = 1;
+    std::uint64_t keys_[4] = {};
+};
+
+// ------------------------------------------------------------------ stall detection
+// A read made while reads are watched: what a waiting thread polls.
+struct Poll {
+    std::uintptr_t addr = 0;
+    unsigned size = 0;
+    const void* pc = nullptr;
+    uint3 block{};
+    std::uint32_t serial = 0;
+    unsigned tid = 0;
+    bool shared = false;
+};
+struct PollKey {
+    std::uint32_t serial;
+    std::uintptr_t granule;
+    bool operator==(const PollKey& o) const { return serial == o.serial && granule == o.granule; }
+};
+struct PollKeyHash {
+    std::size_t operator()(const PollKey& k) const {
+        return std::size_t(mix64(k.granule ^ (std::uint64_t{k.serial} << 48)));
+    }
+};
+
+// Quiet rounds (no progress, nothing new read) before the grid counts as stalled, and the
+// fiber resumes they must add up to: a finite loop that re-reads the same words for this long
+// without changing memory is not something lesson code does; a spin-wait does it forever.
+constexpr unsigned kQuietRounds = 4;
+constexpr std::uint64_t kQuietResumes = std::uint64_t{1} << 18;
+// The same for a block started alone while a stall is diagnosed (a stall is already known).
+constexpr std::uint64_t kQuietResumesLate = std::uint64_t{1} << 14;
+// Fiber resumes without progress before reads are watched at all.
+constexpr std::uint64_t kWatchAfter = 4096;
+// More distinct words read than this while watching: the threads stream, they do not poll.
+constexpr std::size_t kMaxPolls = 1 << 16;
+
+struct Watch {
+    std::unordered_map<PollKey, Poll, PollKeyHash> polls;  // this window's reads
+    unsigned quiet_rounds = 0;
+    std::uint64_t resumes_at_start = 0;
+    std::uint64_t quiet_since = 0;  // resumes at the last progress
+
+    void stop() {
+        rt().watch_reads = false;
+        polls.clear();
+        quiet_rounds = 0;
+    }
+    void start() {
+        rt().watch_reads = true;
+        polls.clear();
+        quiet_rounds = 0;
+        resumes_at_start = rt().resumes;
+    }
+};
+Watch g_watch;
+
+// The stall being diagnosed: its waiters' polls, and the global words among them.
+std::vector<Poll> g_waiters;
+std::unordered_set<std::uintptr_t> g_watched;
+
+// ------------------------------------------------------------------ reports
+std::string hex(std::uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+int line_of(const void* pc, std::string* file) {
+    std::string w = where_pc(pc);
+    auto colon = w.rfind(':');
+    if (colon == std::string::npos) {
+        *file = w;
+        return 0;
+    }
+    *file = w.substr(0, colon);
+    return std::atoi(w.c_str() + colon + 1);
+}
+
+// "element 4 (8-byte) of the array allocated at scan.cu:120"
+std::string what_is_polled(const Poll& p) {
+    if (p.shared) return "shared memory";
+    std::uintptr_t a = p.addr;
+    if (in_arena(a)) {
+        Allocation* al = find_allocation(a, nullptr);
+        if (al) {
+            std::size_t element = p.size ? (a - al->begin) / p.size : 0;
+            std::string of = al->where.find("unknown") == std::string::npos
+                                 ? "the array allocated at " + al->where
+                                 : "a " + std::to_string(al->bytes) + "-byte device allocation";
+            return "element " + std::to_string(element) + " (" + std::to_string(p.size) +
+                   "-byte) of " + of;
+        }
+    }
+    return "a __device__ variable at " + hex(a);
+}
+
+std::string schedule_text() {
+    const Options& o = opts();
+    Runtime& r = rt();
+    std::string text = "schedule: blocks started ";
+    switch (o.block_order) {
+        case BlockOrder::Reverse:
+            text += "in reverse order";
+            break;
+        case BlockOrder::Shuffle:
+            text += "in a shuffled order (seed " + hex(o.schedule_seed) + ", launch " +
+                    std::to_string(r.launch_serial) + ")";
+            break;
+        default:
+            text += "in order";
+            break;
+    }
+    return text + ", " + std::to_string(o.resident_blocks) + " resident at a time\n";
+}
+
+std::string waiters_text(const std::vector<Poll>& waiters) {
+    std::ostringstream s;
+    std::size_t shown = 0;
+    std::vector<std::pair<std::uint32_t, const void*>> seen;
+    for (const Poll& p : waiters) {
+        std::pair<std::uint32_t, const void*> key{p.serial, p.pc};
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+        seen.push_back(key);
+        if (shown++ == 8) break;
+        Thread t;
+        t.tid = {p.tid % rt().block_dim.x, p.tid / rt().block_dim.x % rt().block_dim.y,
+                 p.tid / (rt().block_dim.x * rt().block_dim.y)};
+        s << "block " << block_name(p.block) << ", " << thread_name(t) << ", polls "
+          << what_is_polled(p) << " at " << where_pc(p.pc) << "\n";
+    }
+    if (shown > 8) s << "(and more waiting threads)\n";
+    return s.str();
+}
+
+const char* kStartOrderAdvice =
+    "blocks start in no guaranteed order on a GPU: a block may only wait for blocks that "
+    "started before it — take tile numbers from an atomic counter in start order";
+
+// ------------------------------------------------------------------ the resident blocks
+struct Grid {
+    std::vector<std::unique_ptr<Block>> slots;
+    std::vector<Block*> idle;
+    std::vector<Block*> active;  // in the order they started
+    std::vector<Block*> parked;  // the waiters of a stall being diagnosed
+    std::uint64_t next = 0, total = 0;
+    bool diagnosing = false;
+    std::uint64_t pending_at_stall = 0;
+};
+
+Block* new_slot(Grid& g) {
+    if (!g.idle.empty()) {
+        Block* b = g.idle.back();
+        g.idle.pop_back();
+        return b;
+    }
+    Runtime& r = rt();
+    auto b = std::make_unique<Block>();
+    const dim3 d = r.block_dim;
+    b->count = d.x * d.y * d.z;
+    b->warps = (b->count + 31) / 32;
+    b->threads.assign(b->count, Thread{});
+    b->warp_sync.assign(b->warps, 0u);
+    for (unsigned z = 0, i = 0; z < d.z; ++z)
+        for (unsigned y = 0; y < d.y; ++y)
+            for (unsigned x = 0; x < d.x; ++x, ++i) {
+                Thread& t = b->threads[i];
+                t.tid = {x, y, z};
+                t.linear = i;
+                t.lane = i % 32;
+                t.warp = i / 32;
+            }
+    g.slots.push_back(std::move(b));
+    return g.slots.back().get();
+}
+
+void admit(Grid& g, const DispatchOrder& order) {
+    Runtime& r = rt();
+    Block* b = new_slot(g);
+    std::uint64_t linear = order.at(g.next++);
+    const dim3 grid = r.grid_dim;
+    b->idx = {unsigned(linear % grid.x), unsigned(linear / grid.x % grid.y),
+              unsigned(linear / (std::uint64_t{grid.x} * grid.y))};
+    start_block(*b);
+    b->late = g.diagnosing;
+    b->dynamic_shared.assign(r.dynamic_bytes, 0xff);
+    b->has_var.clear();
+    r.block = b;
+    on_block_start(*b);
+    g.active.push_back(b);
+}
+
+// The block's contents of the registered __shared__ variables go back to their addresses.
+void switch_to(Block& b) {
+    Runtime& r = rt();
+    r.block = &b;
+    if (r.shared_owner == &b) return;
+    if (Block* o = r.shared_owner) {
+        if (o->saved_vars.size() < o->has_var.size()) o->saved_vars.resize(o->has_var.size());
+        for (std::size_t i = 0; i < o->has_var.size(); ++i) {
+            if (!o->has_var[i]) continue;
+            const auto& v = r.shared_vars[i];
+            o->saved_vars[i].assign(reinterpret_cast<const unsigned char*>(v.begin),
+                                    reinterpret_cast<const unsigned char*>(v.end));
+        }
+    }
+    for (std::size_t i = 0; i < b.has_var.size(); ++i) {
+        if (!b.has_var[i]) continue;
+        const auto& v = r.shared_vars[i];
+        std::memcpy(reinterpret_cast<void*>(v.begin), b.saved_vars[i].data(), v.end - v.begin);
+    }
+    r.shared_owner = &b;
+}
+
+void retire(Grid& g, Block* b) {
+    Runtime& r = rt();
+    r.block = b;
+    on_block_end(*b);
+    if (r.shared_owner == b) r.shared_owner = nullptr;
+    g.active.erase(std::find(g.active.begin(), g.active.end(), b));
+    g.idle.push_back(b);
+}
+
+void drop(Grid& g, Block* b) {
+    drop_fibers(*b);
+    retire(g, b);
+}
+
+void fail_launch(const Diagnostic& d) {
+    report(d);
+    Runtime& r = rt();
+    if (r.pending_error == cudaSuccess) r.pending_error = cudaErrorLaunchTimeout;
+    r.abort = true;
+}
+
+// Every resident block spins and nothing is left to start, or they spin on shared memory.
+void report_grid_deadlock(const std::vector<Poll>& waiters, bool pending) {
+    Diagnostic d;
+    d.kind = "deadlock";
+    d.severity = "error";
+    d.line = line_of(waiters.front().pc, &d.file);
+    bool any_global = false;
+    for (const Poll& p : waiters) any_global = any_global || !p.shared;
+    d.message =
+        !any_global
+            ? "deadlock: every running block spins on shared memory that none of its threads "
+              "will change"
+        : pending ? "deadlock across blocks: every running block waits for memory that no "
+                    "block changes, not even the blocks that had not started"
+                  : "deadlock across blocks: every running block waits for memory that no "
+                    "running block will change, and no block is left to start (blocks waiting "
+                    "for each other, or for a value nobody writes)";
+    d.detail = waiters_text(waiters) + schedule_text();
+    fail_launch(d);
+}
+
+// Blocks started alone after a stall never stored to a polled word.
+void report_unnamed_wait(const Grid& g) {
+    const Poll* w = nullptr;
+    for (const Poll& p : g_waiters)
+        if (!p.shared) {
+            w = &p;
+            break;
+        }
+    Diagnostic d;
+    d.kind = "cross-block-wait";
+    d.severity = "error";
+    d.line = line_of(w->pc, &d.file);
+    d.message = "block " + block_name(w->block) +
+                " waits for a block that has not started: it polls " + what_is_polled(*w) +
+                " (line " + std::to_string(d.line) + "), which no running block changes, and " +
+                std::to_string(g.pending_at_stall) +
+                (g.pending_at_stall == 1 ? " block" : " blocks") +
+                " had not started when every block was waiting (" + kStartOrderAdvice + ")";
+    d.detail = waiters_text(g_waiters) + schedule_text();
+    fail_launch(d);
+}
+
+// The round's outcome for the stall detector; true when the grid is stalled.
+bool stalled(bool progressed, std::uint64_t polls_before, std::uint64_t need_resumes) {
+    Runtime& r = rt();
+    if (progressed || g_watch.polls.size() > kMaxPolls) {
+        g_watch.stop();
+        g_watch.quiet_since = r.resumes;
+        return false;
+    }
+    if (!r.watch_reads) {
+        // Reads are watched (a hash lookup each) only once nothing changed for a while.
+        if (r.resumes - g_watch.quiet_since >= kWatchAfter) g_watch.start();
+        return false;
+    }
+    if (g_watch.polls.empty() || g_watch.polls.size() != polls_before) {
+        g_watch.quiet_rounds = 0;
+        return false;
+    }
+    return ++g_watch.quiet_rounds >= kQuietRounds &&
+           r.resumes - g_watch.resumes_at_start >= need_resumes;
+}
+
+std::vector<Poll> window_polls() {
+    std::vector<Poll> out;
+    out.reserve(g_watch.polls.size());
+    for (const auto& [key, p] : g_watch.polls) out.push_back(p);
+    std::sort(out.begin(), out.end(), [](const Poll& a, const Poll& b) {
+        if (a.serial != b.serial) return a.serial < b.serial;
+        if (a.tid != b.tid) return a.tid < b.tid;
+        return a.addr < b.addr;
+    });
+    return out;
+}
+
+}  // namespace
+
+void note_read(std::uintptr_t a, unsigned size, const void* pc, bool shared) {
+    Runtime& r = rt();
+    Block& b = *r.block;
+    PollKey key{b.serial, a & ~std::uintptr_t{3}};
+    auto [it, fresh] = g_watch.polls.try_emplace(key);
+    if (!fresh) return;
+    Poll& p = it->second;
+    p.addr = a;
+    p.size = size;
+    p.pc = pc;
+    p.block = b.idx;
+    p.serial = b.serial;
+    p.tid = r.current ? r.current->linear : 0;
+    p.shared = shared;
+}
+
+void note_polled_store(std::uintptr_t a, unsigned size, const void* pc) {
+    Runtime& r = rt();
+    if (!r.block || !r.block->late) return;
+    for (std::uintptr_t g = a & ~std::uintptr_t{3}; g < a + size; g += 4) {
+        if (!g_watched.count(g)) continue;
+        const Poll* w = nullptr;
+        for (const Poll& p : g_waiters)
+            if (!p.shared && p.addr < g + 4 && g < p.addr + p.size) {
+                w = &p;
+                break;
+            }
+        if (!w) continue;
+        Diagnostic d;
+        d.kind = "cross-block-wait";
+        d.severity = "error";
+        d.line = line_of(w->pc, &d.file);
+        std::string writer_file;
+        int writer_line = line_of(pc, &writer_file);
+        std::string writer = block_name(r.block->idx);
+        d.message = "block " + block_name(w->block) +
+                    " waits for a block that has not started: it polls " + what_is_polled(*w) +
+                    " (line " + std::to_string(d.line) + "), which block " + writer +
+                    " writes (line " + std::to_string(writer_line) + "), and block " + writer +
+                    " had not started (" + kStartOrderAdvice + ")";
+        d.detail = waiters_text(g_waiters) + "block " + writer + " writes it at " + where_pc(pc) +
+                   "\n" + schedule_text();
+        report(d);
+        abort_kernel(cudaErrorLaunchTimeout);
+    }
+}
+
+void run_grid() {
+    Runtime& r = rt();
+    const Options& o = opts();
+    Grid g;
+    g.total = std::uint64_t{r.grid_dim.x} * r.grid_dim.y * r.grid_dim.z;
+    DispatchOrder order(o.block_order, g.total, o.schedule_seed, r.launch_serial);
+    const std::uint64_t capacity =
+        std::min<std::uint64_t>(std::max(1u, o.resident_blocks), g.total);
+    // A slice: about `quantum` resumes per thread of the block.
+    const unsigned quantum = unsigned(std::min<std::uint64_t>(
+        std::uint64_t{std::max(1u, o.quantum)} * r.block_dim.x * r.block_dim.y * r.block_dim.z,
+        1u << 30));
+    g_watch.stop();
+    g_watch.quiet_since = r.resumes;
+    g_waiters.clear();
+    g_watched.clear();
+    r.watch_writes = false;
+
+    while (!r.abort) {
+        bool progressed = false;
+        // While a stall is diagnosed, the pending blocks start one at a time, alone.
+        std::uint64_t room = g.diagnosing ? 1 : capacity;
+        while (g.active.size() < room && g.next < g.total) {
+            admit(g, order);
+            progressed = true;
+        }
+        if (g.active.empty()) {
+            if (g.diagnosing) report_unnamed_wait(g);
+            break;
+        }
+        std::uint64_t progress_before = r.progress;
+        std::size_t polls_before = g_watch.polls.size();
+        for (std::size_t i = 0; i < g.active.size() && !r.abort;) {
+            Block* b = g.active[i];
+            switch_to(*b);
+            SliceEnd end = run_slice(*b, quantum);
+            r.current = nullptr;
+            if (end == SliceEnd::Finished) {
+                retire(g, b);
+                progressed = true;
+                continue;
+            }
+            ++i;
+        }
+        if (r.abort) break;
+        progressed = progressed || r.progress != progress_before;
+        if (!stalled(progressed, polls_before, g.diagnosing ? kQuietResumesLate : kQuietResumes))
+            continue;
+
+        // Stalled. A block started after the stall that waits too: it is not the writer.
+        std::vector<Poll> polls = window_polls();
+        g_watch.stop();
+        if (g.diagnosing) {
+            while (!g.active.empty()) drop(g, g.active.back());
+            continue;
+        }
+        bool any_global = false;
+        for (const Poll& p : polls) any_global = any_global || !p.shared;
+        if (g.next == g.total || !any_global) {
+            report_grid_deadlock(polls, g.next < g.total);
+            break;
+        }
+        // Blocks are still pending: the waiters wait for one of them. Park the waiters, start
+        // the pending blocks one at a time and watch for a store to a polled word.
+        g_waiters = polls;
+        for (const Poll& p : polls)
+            if (!p.shared)
+                for (std::uintptr_t w = p.addr & ~std::uintptr_t{3}; w < p.addr + p.size; w += 4)
+                    g_watched.insert(w);
+        g.parked = g.active;
+        g.active.clear();
+        g.diagnosing = true;
+        g.pending_at_stall = g.total - g.next;
+        r.watch_writes = true;
+    }
+
+    for (Block* b : g.parked) g.active.push_back(b);
+    while (!g.active.empty()) drop(g, g.active.back());
+    g_watch.stop();
+    r.watch_writes = false;
+    r.block = nullptr;
+    r.shared_owner = nullptr;
+}
+
+// ------------------------------------------------------------------ shared memory
+void* dynamic_shared() {
+    Runtime& r = rt();
+    return r.block ? static_cast<void*>(r.block->dynamic_shared.data()) : nullptr;
+}
+
+void shared_var(const volatile void* p, std::size_t bytes) {
+    Runtime& r = rt();
+    if (!r.in_kernel || !r.block) return;
+    auto a = reinterpret_cast<std::uintptr_t>(p);
+    std::size_t i = 0;
+    while (i < r.shared_vars.size() && r.shared_vars[i].begin != a) ++i;
+    if (i == r.shared_vars.size()) r.shared_vars.push_back({a, a + bytes});
+    Block& b = *r.block;
+    if (b.has_var.size() <= i) b.has_var.resize(i + 1, 0);
+    if (b.has_var[i]) return;
+    // First touch in this block: garbage (0xFF bytes), as uninitialised shared memory is.
+    std::memset(reinterpret_cast<void*>(a), 0xff, bytes);
+    b.has_var[i] = 1;
+}
+
+}  // namespace cudalings_emu

@@ -1,0 +1,142 @@
+// `cudalings report`: a self-contained HTML page whose SVG staircases show each step's share of
+// the copy bandwidth (bars proportional to it), the reference's, and the library baseline; it
+// parses as XML where it is SVG, fetches nothing, and opens in a real headless browser where
+// one is installed (Debian: apt-get install chromium).
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_floating_point.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <regex>
+
+#include "flow_support.h"
+#include "history.h"
+#include "html_report.h"
+#include "supervise.h"
+
+using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::WithinAbs;
+using namespace cudalings;
+
+namespace {
+
+StepReport timed(const std::string& step, double us, double reference_us) {
+    StepReport r;
+    r.step = step;
+    r.verdict = Verdict::Pass;
+    r.gpu = "NVIDIA H200";
+    TimingResult t;
+    t.n = std::uint64_t{1} << 28;
+    t.size = "n=2^28";
+    t.bytes = 3.0 * 4 * (1 << 28);  // two reads and a write of 2^28 floats
+    t.copy_gbps = 4210;
+    t.learner = {true, us, us * 0.99, us * 1.01, us * 0.98, 10, "spread"};
+    t.reference = {true, reference_us, reference_us, reference_us, reference_us, 10, ""};
+    r.timings = {t};
+    return r;
+}
+
+// Every element opened in `xml` is closed in order (a small well-formedness check).
+bool balanced(const std::string& xml) {
+    static const std::regex tag(R"(<(/?)([a-zA-Z][\w:-]*)[^>]*?(/?)>)");
+    std::vector<std::string> open;
+    for (std::sregex_iterator it(xml.begin(), xml.end(), tag), end; it != end; ++it) {
+        const auto& m = *it;
+        if (m[3] == "/") continue;  // <rect .../>
+        if (m[1] == "/") {
+            if (open.empty() || open.back() != m[2]) return false;
+            open.pop_back();
+        } else {
+            open.push_back(m[2]);
+        }
+    }
+    return open.empty();
+}
+
+std::string state_with_timings() {
+    const std::string state = flow::temp_dir("report");
+    record_result(state, timed("01_vector_add/01_one_thread_per_element", 800, 790));
+    record_result(state, timed("01_vector_add/02_grid_stride_loop", 1600, 790));
+    record_result(state, timed("01_vector_add/03_float4", 781, 779.9));
+    Staircase st;
+    st.lesson = "01_vector_add";
+    st.copy_gbps = 4210;
+    const double bytes = 3.0 * 4 * (1 << 28);
+    st.rows.push_back({"03_float4", "float4", "vector_add", false,
+                       {{"", 781, bytes, std::uint64_t{1} << 28, "n=2^28"}}});
+    st.rows.push_back({"cub::DeviceTransform", "cub::DeviceTransform", "vector_add", true,
+                       {{"", 790, bytes, std::uint64_t{1} << 28, "n=2^28"}}});
+    record_staircase(state, st);
+    flow::write(state + "/progress.json",
+                "{\"passed\": {\"01_vector_add/01_one_thread_per_element\": \"a\", "
+                "\"01_vector_add/02_grid_stride_loop\": \"b\", \"01_vector_add/03_float4\": "
+                "\"c\"}}\n");
+    return state;
+}
+
+}  // namespace
+
+TEST_CASE("the staircase SVG draws each step in proportion to its share of copy bandwidth",
+          "[report]") {
+    const std::string state = state_with_timings();
+    Manifest m = load_manifest(std::string(CUDALINGS_SOURCE_DIR));
+    Progress progress(state + "/progress.json");
+    const auto model = report_model(m, progress, load_results(state), load_staircases(state));
+    REQUIRE(model.charts.size() == 1);
+    const auto& chart = model.charts[0];
+    REQUIRE(chart.rows.size() == 4);  // three steps, then the library baseline
+    CHECK(chart.rows[3].baseline);
+    CHECK(chart.rows[3].label == "cub::DeviceTransform");
+    const std::string svg = staircase_svg(chart);
+    CHECK(balanced(svg));
+    // The bars: the width of each row's first rect is proportional to its % of copy bandwidth.
+    static const std::regex row(
+        R"re(<g class="row" data-label="([^"]+)" data-us="([\d.]+)" data-percent="([\d.]+)">[\s\S]*?<rect class="(bar|base)"[^>]*width="([\d.]+)")re");
+    std::vector<std::pair<double, double>> bars;  // percent, width
+    for (std::sregex_iterator it(svg.begin(), svg.end(), row), end; it != end; ++it)
+        bars.emplace_back(std::stod((*it)[3]), std::stod((*it)[5]));
+    REQUIRE(bars.size() == 4);
+    for (const auto& [percent, width] : bars)
+        CHECK_THAT(width / percent, WithinAbs(bars[0].second / bars[0].first, 0.05));
+    // 800 µs for 3.22 GB is 4026 GB/s, 95.6% of 4210 GB/s; half the speed, half the bar.
+    CHECK_THAT(bars[0].first, WithinAbs(95.6, 0.1));
+    CHECK_THAT(bars[1].second, WithinAbs(bars[0].second / 2, 0.2));
+    CHECK_THAT(svg, ContainsSubstring("class=\"ref\""));  // the reference under each step
+}
+
+TEST_CASE("cudalings report writes a self-contained page that a browser opens", "[report][cli]") {
+    const std::string state = state_with_timings();
+    const std::string out = flow::temp_dir("html") + "/report.html";
+    auto r = flow::cudalings({"report", "--out", out}, {{"CUDALINGS_STATE_DIR", state}});
+    REQUIRE(r.code == 0);
+    const std::string html = flow::read(out);
+    CHECK_THAT(html, ContainsSubstring("<svg class=\"staircase\" data-lesson=\"01_vector_add\""));
+    CHECK_THAT(html, ContainsSubstring("<svg class=\"progress\""));
+    // Nothing is fetched: no scripts, stylesheets or images from elsewhere.
+    CHECK(html.find("<script") == std::string::npos);
+    CHECK(html.find("<link") == std::string::npos);
+    CHECK(std::regex_search(html, std::regex(R"(https?://(?!www\.w3\.org/2000/svg))")) == false);
+    // A real browser, where one is installed.
+    std::string browser;
+    for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
+        if (browser.empty()) browser = find_program(name);
+    if (browser.empty()) SKIP("no headless browser installed (Debian: apt-get install chromium)");
+    ChildOptions o;
+    o.wall_seconds = 120;
+    o.output_cap = 8 << 20;
+    const std::string home = flow::temp_dir("browser");
+    o.env["HOME"] = home;
+    auto dom = run_supervised({browser, "--headless", "--no-sandbox", "--disable-gpu",
+                               "--user-data-dir=" + home, "--dump-dom", "file://" + out},
+                              o);
+    REQUIRE(dom.exited_ok());
+    // The browser's own parse of the page: the staircase's rows, its bars, its labels.
+    CHECK_THAT(dom.out.head, ContainsSubstring("data-lesson=\"01_vector_add\""));
+    CHECK_THAT(dom.out.head, ContainsSubstring("cub::DeviceTransform"));
+    CHECK_THAT(dom.out.head, ContainsSubstring("781.0 µs"));
+    auto shot = run_supervised(
+        {browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + home,
+         "--window-size=1000,1400", "--screenshot=" + home + "/report.png", "file://" + out},
+        o);
+    CHECK(shot.exited_ok());
+    CHECK(std::filesystem::file_size(home + "/report.png") > 10000);
+}

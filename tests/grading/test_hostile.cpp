@@ -1,0 +1,187 @@
+// Hostile submissions (tests/grading/hostile/), graded as one batch in the sandbox: each gets its
+// verdict, the batch completes with a result for every one, and nothing they tried is left
+// behind (no process, no file in the instructor's course or the submissions, the network
+// untouched, the secret unseen). On a GPU machine the batch runs on the GPU; elsewhere it is
+// emulated.
+//
+// These submissions signal other processes, fork, fill disks: they run only inside the grading
+// sandbox. Without one this test skips, with the reason.
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "grading_support.h"
+#include "hash.h"
+
+using Catch::Matchers::ContainsSubstring;
+using namespace grading_test;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Hostile {
+    std::string name;
+    std::string expect;
+    std::string reason;
+    std::string setup;
+};
+
+Hostile read_hostile(const fs::path& path) {
+    Hostile h;
+    h.name = path.stem().string();
+    std::ifstream in(path);
+    for (std::string line; std::getline(in, line);) {
+        auto value = [&](const char* key, std::string& out) {
+            std::string prefix = std::string("// ") + key + ": ";
+            if (line.rfind(prefix, 0) == 0) out = line.substr(prefix.size());
+        };
+        value("expect", h.expect);
+        value("reason", h.reason);
+        value("setup", h.setup);
+    }
+    return h;
+}
+
+// A listening socket, closed at the end of the scope.
+struct Listener {
+    int fd = -1;
+    ~Listener() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+// The submission folder for one hostile file, made as its `setup:` line says.
+void make_submission(const Hostile& h, const fs::path& file, const fs::path& root,
+                     const fs::path& instructor) {
+    const fs::path lesson = root / "lessons/01_vector_add";
+    const fs::path step = lesson / "01_one_thread_per_element.cu";
+    fs::create_directories(lesson);
+    fs::copy_file(instructor / "lessons/01_vector_add/vector_add.cuh", lesson / "vector_add.cuh");
+    if (h.setup == "symlink-solution") {
+        fs::create_symlink(instructor / "solutions/01_vector_add/01_one_thread_per_element.cu",
+                           step);
+        return;
+    }
+    fs::copy_file(file, step);
+    if (h.setup == "huge") {
+        std::ofstream out(step, std::ios::app);
+        for (int i = 0; i < 40000; ++i) out << "// padding line of a step file far too large\n";
+    } else if (h.setup == "manifest-allow-cub") {
+        const fs::path part = "checks/01_vector_add/lesson.json";
+        json lesson = read_json((instructor / part).string());
+        lesson["steps"][0]["allow"] = json::array({"cub"});
+        fs::create_directories((root / part).parent_path());
+        std::ofstream(root / part) << lesson.dump(2);
+    } else if (h.setup == "header-cub") {
+        std::ofstream(lesson / "vector_add.cuh", std::ios::app) << "#include <cub/cub.cuh>\n";
+    }
+}
+
+std::string tree_hash(const fs::path& root) {
+    cudalings::Hasher h;
+    std::vector<fs::path> files;
+    for (const auto& e : fs::recursive_directory_iterator(root))
+        if (e.is_regular_file() && !e.is_symlink()) files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) h.add(f.string()).add_file(f.string());
+    return h.hex();
+}
+
+}  // namespace
+
+TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch completes",
+          "[grade][hostile]") {
+    std::string why;
+    if (!sandbox_works(&why)) SKIP("hostile submissions run only inside the sandbox: " + why);
+    TempDir temp("hostile");
+    const fs::path dir = temp.path();
+    // The instructor's course: a copy, so that nothing can touch the real one.
+    const fs::path instructor = dir / "course";
+    const fs::path source = CUDALINGS_SOURCE_DIR;
+    fs::create_directories(instructor);
+    fs::copy_file(source / "course.json", instructor / "course.json");
+    fs::copy(source / "lessons", instructor / "lessons", fs::copy_options::recursive);
+    fs::copy(source / "solutions", instructor / "solutions", fs::copy_options::recursive);
+    fs::copy(source / "checks", instructor / "checks", fs::copy_options::recursive);
+
+    std::vector<Hostile> hostile;
+    std::vector<std::string> args{"--root", instructor.string(), "grade"};
+    for (const auto& e : fs::directory_iterator(CUDALINGS_HOSTILE_DIR)) {
+        if (e.path().extension() != ".cu") continue;
+        hostile.push_back(read_hostile(e.path()));
+        const fs::path root = dir / "subs" / hostile.back().name;
+        make_submission(hostile.back(), e.path(), root, instructor);
+        args.push_back(root.string());
+    }
+    REQUIRE(hostile.size() >= 16);
+    const std::string course_before = tree_hash(instructor);
+    const std::string subs_before = tree_hash(dir / "subs");
+
+    // What network_socket tries to reach: a TCP port and an abstract Unix socket, here.
+    Listener tcp, local;
+    tcp.fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    ::setsockopt(tcp.fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_port = htons(47613);
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(tcp.fd, reinterpret_cast<sockaddr*>(&at), sizeof at) == 0);
+    REQUIRE(::listen(tcp.fd, 16) == 0);
+    local.fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un name{};
+    name.sun_family = AF_UNIX;
+    const char abstract[] = "cudalings-hostile-47613";
+    std::memcpy(name.sun_path + 1, abstract, sizeof abstract - 1);
+    REQUIRE(::bind(local.fd, reinterpret_cast<sockaddr*>(&name),
+                   static_cast<socklen_t>(sizeof(sa_family_t) + 1 + sizeof abstract - 1)) == 0);
+    REQUIRE(::listen(local.fd, 16) == 0);
+
+    const double compile_timeout = 20;
+    args.insert(args.end(), {"--step", "1/1", "--no-time", "--out", (dir / "out").string(),
+                             "--compile-timeout", "20", "--case-timeout", "10", "--scratch-mb",
+                             "64", "--jobs", "2", "--format", "gradescope"});
+    // The secret is in the grader's environment, where peek_secret looks for it.
+    auto r = run_cudalings(args, {{"CUDALINGS_SEED", "00112233445566778899aabbccddeeff"}},
+                           instructor.string());
+    INFO("exit " << r.code << "\n" << r.err.substr(0, 6000));
+    CHECK(r.code == 0);  // grading completed, whatever the students did
+
+    for (const auto& h : hostile) {
+        INFO(h.name);
+        json result;
+        REQUIRE_NOTHROW(result = read_json((dir / "out" / (h.name + ".json")).string()));
+        CHECK_FALSE(result.contains("error"));
+        CHECK(result["sandbox"].is_string());
+        REQUIRE(result["results"].size() == 1);
+        const auto& step = result["results"][0];
+        INFO(step.dump().substr(0, 1500));
+        CHECK(step["verdict"] == h.expect);
+        if (!h.reason.empty())
+            CHECK_THAT(step["reason"].get<std::string>(), ContainsSubstring(h.reason));
+        if (h.name == "include_devzero")
+            CHECK(result["seconds"].get<double>() < compile_timeout + 10);
+    }
+    // Nothing outlived its step.
+    for (const char* process : {"cudalings-dmn", "cudalings-frk"}) {
+        auto left = processes_named(process);
+        for (pid_t pid : left) ::kill(pid, SIGKILL);
+        CHECK(left.empty());
+    }
+    // Nothing was written into the instructor's course, the submissions, or the checker's tree.
+    CHECK(tree_hash(instructor) == course_before);
+    CHECK(tree_hash(dir / "subs") == subs_before);
+    const fs::path stray = source / ".cudalings-hostile-was-here";
+    CHECK_FALSE(fs::exists(stray));
+    fs::remove(stray);
+}

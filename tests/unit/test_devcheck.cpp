@@ -1,0 +1,119 @@
+// `cudalings dev check`: each rule finds what breaks it (on a small course made here; the real
+// course is checked by the ctest "course_dev_check", which builds every lesson's checks).
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+#include "devcheck.h"
+#include "manifest.h"
+
+using namespace cudalings;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct DemoCourse {
+    fs::path root = fs::temp_directory_path() / "cudalings_devcheck_course";
+    ChecksContents contents{{"demo"}, {{"demo", "cub"}}, ""};
+
+    DemoCourse() {
+        fs::remove_all(root);
+        for (const char* dir : {"lessons/01_demo", "solutions/01_demo", "checks/01_demo/fixtures"})
+            fs::create_directories(root / dir);
+        write("course.json", R"({"lessons": ["01_demo"]})");
+        write("checks/01_demo/lesson.json",
+              R"({"id": "01_demo", "title": "Demo", "problem": "demo",
+                  "steps": [{"id": "01_a", "hint": "h"}, {"id": "02_b", "hint": "h"}],
+                  "baselines": [{"name": "cub", "title": "cub::Something"}]})");
+        for (const char* side : {"lessons", "solutions"})
+            for (const char* step : {"01_a", "02_b"})
+                write(std::string(side) + "/01_demo/" + step + ".cu", "// a step\n");
+        write("lessons/01_demo/README.md", "See [step 1](01_a.cu) and [above](#top).\n");
+        write("checks/01_demo/fixtures/good.cu",
+              "// expect: WRONG\n// step: 01_demo/02_b.cu\n// needs: gpu\n// emulated: WRONG\n");
+    }
+    ~DemoCourse() { fs::remove_all(root); }
+    void write(const std::string& rel, const std::string& text) const {
+        std::ofstream(root / rel) << text;
+    }
+    std::vector<DevFinding> check() const {
+        const Manifest m = load_manifest(root.string());
+        const ChecksContents c = contents;
+        return dev_check(root.string(), m, [c](const LessonInfo&) { return c; });
+    }
+    // The one finding of `rule`, or a failed test.
+    DevFinding only(const std::string& rule) const {
+        const auto found = check();
+        INFO("findings: " << found.size());
+        REQUIRE(found.size() == 1);
+        CHECK(found[0].rule == rule);
+        return found[0];
+    }
+};
+
+}  // namespace
+
+TEST_CASE("dev check: a healthy course has no findings", "[devcheck]") {
+    DemoCourse course;
+    CHECK(course.check().empty());
+}
+
+TEST_CASE("dev check: every step has a skeleton and a solution, and no file is left over",
+          "[devcheck]") {
+    DemoCourse course;
+    fs::remove(course.root / "solutions/01_demo/02_b.cu");
+    CHECK(course.only("files").file == "solutions/01_demo/02_b.cu");
+    course.write("solutions/01_demo/02_b.cu", "// back\n");
+    course.write("lessons/01_demo/03_extra.cu", "// not in the manifest\n");
+    CHECK_THAT(course.only("files").message, Catch::Matchers::ContainsSubstring("does not list"));
+}
+
+TEST_CASE("dev check: every step has a hint", "[devcheck]") {
+    DemoCourse course;
+    course.write("checks/01_demo/lesson.json",
+                 R"({"id": "01_demo", "problem": "demo",
+                     "steps": [{"id": "01_a", "hint": "h"}, {"id": "02_b"}],
+                     "baselines": [{"name": "cub"}]})");
+    CHECK_THAT(course.only("hints").message, Catch::Matchers::ContainsSubstring("02_b"));
+}
+
+TEST_CASE("dev check: every step's problem exists in the lesson's checks", "[devcheck]") {
+    DemoCourse course;
+    course.contents.problems = {"other"};
+    const auto found = course.check();
+    REQUIRE(found.size() == 3);  // both steps, and the baseline's problem
+    CHECK(found[0].rule == "problems");
+    CHECK_THAT(found[0].message, Catch::Matchers::ContainsSubstring("\"demo\""));
+    course.contents = {{}, {}, "the lesson's checks do not build: kit.h:3: error"};
+    CHECK_THAT(course.only("problems").message, Catch::Matchers::ContainsSubstring("do not build"));
+}
+
+TEST_CASE("dev check: every baseline is registered by the lesson's baselines", "[devcheck]") {
+    DemoCourse course;
+    course.contents.baselines = {{"demo", "thrust"}};
+    CHECK(course.only("baselines").file == "checks/01_demo/baselines.cu");
+}
+
+TEST_CASE("dev check: every fixture has a valid header", "[devcheck]") {
+    DemoCourse course;
+    course.write("checks/01_demo/fixtures/bad.cu", "// expect: WORNG\n");
+    CHECK_THAT(course.only("fixtures").message, Catch::Matchers::ContainsSubstring("WORNG"));
+    course.write("checks/01_demo/fixtures/bad.cu", "// reason: values\n");
+    CHECK_THAT(course.only("fixtures").message, Catch::Matchers::ContainsSubstring("expect"));
+    course.write("checks/01_demo/fixtures/bad.cu", "// expect: WRONG\n// step: 01_demo/09_z.cu\n");
+    CHECK_THAT(course.only("fixtures").message, Catch::Matchers::ContainsSubstring("09_z"));
+    course.write("checks/01_demo/fixtures/bad.cu", "// expect: WRONG\n// emulated: FINE\n");
+    CHECK(course.only("fixtures").rule == "fixtures");
+}
+
+TEST_CASE("dev check: lesson READMEs link only to files inside the course", "[devcheck]") {
+    DemoCourse course;
+    course.write("lessons/01_demo/README.md", "[targets](../../../shared/targets.md)\n");
+    CHECK_THAT(course.only("links").message, Catch::Matchers::ContainsSubstring("outside"));
+    course.write("lessons/01_demo/README.md", "[paper](https://example.org/scan.pdf)\n");
+    CHECK_THAT(course.only("links").message, Catch::Matchers::ContainsSubstring("outside"));
+    course.write("lessons/01_demo/README.md", "[step 3](03_c.cu)\n");
+    CHECK_THAT(course.only("links").message, Catch::Matchers::ContainsSubstring("does not exist"));
+}
