@@ -16,6 +16,9 @@ std::vector<std::string> nvcc_command(const CompileRequest& r) {
         "-lineinfo",
         // a shared object sharing the runner's CUDA runtime
         "-shared", "-Xcompiler=-fPIC", "-cudart=shared",
+        // CUB's NVTX ranges would make every file that includes CUB import dlopen (NVTX loads
+        // a profiler's injection library), which the import screen rightly refuses in a step
+        "-DCCCL_DISABLE_NVTX",
         std::string("-arch=") + (r.arch.empty() ? std::string(kCompileOnlyArch) : r.arch)};
     for (const auto& dir : r.include_dirs) cmd.push_back("-I" + dir);
     cmd.push_back("-o");

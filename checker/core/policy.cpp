@@ -10,8 +10,9 @@ namespace fs = std::filesystem;
 namespace cudalings {
 namespace {
 
-// A line marker: # 12 "path" flags...
-bool parse_marker(std::string_view line, std::string& path, int& lineno) {
+// A line marker: # 12 "path" flags... (`flag`: 1 entering an included file, 2 back in the
+// includer, 0 neither)
+bool parse_marker(std::string_view line, std::string& path, int& lineno, int* flag = nullptr) {
     if (line.size() < 4 || line[0] != '#') return false;
     std::size_t i = 1;
     while (i < line.size() && line[i] == ' ') ++i;
@@ -26,6 +27,14 @@ bool parse_marker(std::string_view line, std::string& path, int& lineno) {
     auto end = line.find('"', i + 1);
     if (end == std::string_view::npos) return false;
     path = std::string(line.substr(i + 1, end - i - 1));
+    if (flag) {
+        *flag = 0;
+        std::size_t f = end + 1;
+        while (f < line.size() && line[f] == ' ') ++f;
+        if (f < line.size() && (line[f] == '1' || line[f] == '2') &&
+            (f + 1 == line.size() || line[f + 1] == ' '))
+            *flag = line[f] - '0';
+    }
     return true;
 }
 
@@ -105,10 +114,26 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
     std::string line, current;
     bool screen_current = false;
     int lineno = 0;
+    // The files being included, outermost first: a header that an allowed library includes for
+    // itself (CUB includes parts of Thrust) is part of that library, not the learner's use.
+    std::vector<std::string> stack;
+    auto inside_allowed_library = [&] {
+        for (const auto& f : stack) {
+            const std::string lib = library_of(f);
+            if (!lib.empty() && !forbidden(rules.forbidden_libraries, lib)) return true;
+        }
+        return false;
+    };
     while (std::getline(lines, line)) {
         std::string path;
-        int marker_line = 0;
-        if (parse_marker(line, path, marker_line)) {
+        int marker_line = 0, flag = 0;
+        if (parse_marker(line, path, marker_line, &flag)) {
+            if (flag == 1) {
+                stack.push_back(current);
+            } else if (flag == 2) {
+                while (!stack.empty() && stack.back() != path) stack.pop_back();
+                if (!stack.empty()) stack.pop_back();
+            }
             current = path;
             lineno = marker_line - 1;
             auto known = screened_file.find(path);
@@ -117,7 +142,8 @@ std::optional<PolicyViolation> screen_preprocessed(std::string_view text,
                 continue;
             }
             std::string lib = library_of(path);
-            if (!lib.empty() && forbidden(rules.forbidden_libraries, lib))
+            if (!lib.empty() && forbidden(rules.forbidden_libraries, lib) &&
+                !inside_allowed_library())
                 return PolicyViolation{
                     "no-" + lib, "this step may not use " + lib + ": the file includes " + path};
             std::string resolved = normal(path);

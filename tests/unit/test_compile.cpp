@@ -110,3 +110,32 @@ TEST_CASE("result lines are authenticated by a keyed tag", "[hash]") {
     for (int i = 0; i < 16; ++i) k[i] = static_cast<unsigned char>(i);
     CHECK(siphash24(k, "") == 0x726fdb47dd0e0e31ull);
 }
+
+#include "policy.h"
+
+// A header an allowed library includes for itself (CUB includes parts of Thrust) is that
+// library's business; the same header included by the learner's file is not.
+TEST_CASE("the policy screen attributes a library's own includes to it", "[policy]") {
+    cudalings::PolicyRules rules;
+    rules.forbidden_libraries = {"thrust", "cublas"};  // cub allowed
+    const std::string through_cub =
+        "# 1 \"step.cu\"\n"
+        "# 1 \"/cuda/include/cccl/cub/device/device_scan.cuh\" 1 3\n"
+        "# 1 \"/cuda/include/cccl/thrust/iterator/discard_iterator.h\" 1 3\n"
+        "int discard;\n"
+        "# 2 \"/cuda/include/cccl/cub/device/device_scan.cuh\" 2 3\n"
+        "# 2 \"step.cu\" 2\n"
+        "int x;\n";
+    CHECK_FALSE(cudalings::screen_preprocessed(through_cub, rules).has_value());
+    const std::string direct = through_cub +
+                               "# 1 \"/cuda/include/cccl/thrust/device_vector.h\" 1 3\n"
+                               "int v;\n"
+                               "# 3 \"step.cu\" 2\n";
+    auto v = cudalings::screen_preprocessed(direct, rules);
+    REQUIRE(v.has_value());
+    CHECK(v->rule == "no-thrust");
+    rules.forbidden_libraries = {"cub", "thrust", "cublas"};
+    auto cub = cudalings::screen_preprocessed(through_cub, rules);
+    REQUIRE(cub.has_value());
+    CHECK(cub->rule == "no-cub");
+}
