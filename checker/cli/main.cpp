@@ -82,12 +82,11 @@ int main(int argc, char** argv) {
                  "no colour (also: NO_COLOR=1, TERM=dumb; FORCE_COLOR=1 forces it)");
     app.add_flag("--version", version, "the checker's version");
 
-    const std::vector<Command> commands{add_list_command(app, o),   add_check_command(app, o),
-                                        add_watch_command(app, o),  add_hint_command(app, o),
-                                        add_reset_command(app, o),  add_doctor_command(app, o),
-                                        add_report_command(app, o), add_sass_command(app, o),
-                                        add_grade_command(app, o),  add_version_command(app, o),
-                                        add_dev_command(app, o)};
+    const std::vector<Command> commands{
+        add_list_command(app, o),    add_check_command(app, o), add_watch_command(app, o),
+        add_hint_command(app, o),    add_reset_command(app, o), add_doctor_command(app, o),
+        add_report_command(app, o),  add_sass_command(app, o),  add_grade_command(app, o),
+        add_version_command(app, o), add_dev_command(app, o)};
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

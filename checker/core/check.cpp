@@ -520,9 +520,8 @@ std::string Checker::reference(const LessonInfo& lesson, const StepInfo& step) {
 
 std::vector<std::string> Checker::runner_argv([[maybe_unused]] const LessonInfo& lesson,
                                               const StepInfo& step, const std::string& checks,
-                                              const std::string& object,
-                                              const StepReport& report, int first_case,
-                                              bool first_child) const {
+                                              const std::string& object, const StepReport& report,
+                                              int first_case, bool first_child) const {
     std::vector<std::string> argv{paths_.runner(), "check",
                                   "--checks",      checks,
                                   "--problem",     step.problem,

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "checks_build.h"
-#include "devcheck.h"
 #include "course.h"
+#include "devcheck.h"
 #include "manifest.h"
 #include "report.h"
 #include "supervise.h"

@@ -33,7 +33,7 @@ struct CoursePaths {
     // or, when grading submissions, the instructor's copy.
     std::string checks_root;  // where checks/ is when not beside the lessons (a graded copy)
     std::string checks_dir(const LessonInfo& l) const {
-        return (!checks_root.empty()    ? checks_root
+        return (!checks_root.empty()   ? checks_root
                 : include_root.empty() ? root
                                        : include_root) +
                "/checks/" + l.id;

@@ -212,7 +212,8 @@ std::string render_step_line(const StepReport& r, std::size_t index, std::size_t
         const TimingResult& t = r.timings.front();  // the first timed problem
         s << " " << pad_left(format_time_us(t.learner.median_us), 9);
         if (t.copy_gbps > 0) s << "  " << fixed(t.percent_of_copy(t.learner), 1) << "% of copy";
-        if (r.timings.size() > 1) s << " (" << t.column << "; +" << r.timings.size() - 1 << " more)";
+        if (r.timings.size() > 1)
+            s << " (" << t.column << "; +" << r.timings.size() - 1 << " more)";
     } else if (!r.reason.empty() && r.verdict != Verdict::Pass) {
         s << " " << r.reason.substr(0, 70);
     } else if (r.verdict == Verdict::Pass && !r.gpu.empty() && r.gpu.rfind("none", 0) == 0) {

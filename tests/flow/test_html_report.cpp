@@ -61,9 +61,15 @@ std::string state_with_timings() {
     st.lesson = "01_vector_add";
     st.copy_gbps = 4210;
     const double bytes = 3.0 * 4 * (1 << 28);
-    st.rows.push_back({"03_float4", "float4", "vector_add", false,
+    st.rows.push_back({"03_float4",
+                       "float4",
+                       "vector_add",
+                       false,
                        {{"", 781, bytes, std::uint64_t{1} << 28, "n=2^28"}}});
-    st.rows.push_back({"cub::DeviceTransform", "cub::DeviceTransform", "vector_add", true,
+    st.rows.push_back({"cub::DeviceTransform",
+                       "cub::DeviceTransform",
+                       "vector_add",
+                       true,
                        {{"", 790, bytes, std::uint64_t{1} << 28, "n=2^28"}}});
     record_staircase(state, st);
     flow::write(state + "/progress.json",

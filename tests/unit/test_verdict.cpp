@@ -5,12 +5,12 @@
 using namespace cudalings;
 
 TEST_CASE("verdict severity follows the documented order", "[verdict]") {
-    // INTERNAL_ERROR > SETUP_ERROR > COMPILE_ERROR > REJECTED > TIMEOUT > CRASH > MEMORY_ERROR > WRONG >
-    // SUSPECT > PASS, and SKIPPED below everything.
-    const Verdict order[] = {Verdict::Skipped,      Verdict::Pass,        Verdict::Suspect,
-                             Verdict::Wrong,        Verdict::MemoryError, Verdict::Crash,
-                             Verdict::Timeout,      Verdict::Rejected,    Verdict::CompileError,
-                             Verdict::SetupError,   Verdict::InternalError};
+    // INTERNAL_ERROR > SETUP_ERROR > COMPILE_ERROR > REJECTED > TIMEOUT > CRASH > MEMORY_ERROR >
+    // WRONG > SUSPECT > PASS, and SKIPPED below everything.
+    const Verdict order[] = {Verdict::Skipped,    Verdict::Pass,         Verdict::Suspect,
+                             Verdict::Wrong,      Verdict::MemoryError,  Verdict::Crash,
+                             Verdict::Timeout,    Verdict::Rejected,     Verdict::CompileError,
+                             Verdict::SetupError, Verdict::InternalError};
     for (std::size_t i = 1; i < std::size(order); ++i) {
         CHECK(severity(order[i - 1]) < severity(order[i]));
         CHECK(worst(order[i - 1], order[i]) == order[i]);

@@ -63,7 +63,7 @@ json grade_submission(const GradeContext& context, const std::string& submission
 
     CoursePaths paths = context.course;
     paths.root = staged;
-    paths.include_root.clear();  // the graded copy holds the instructor's headers
+    paths.include_root.clear();               // the graded copy holds the instructor's headers
     paths.checks_root = context.course.root;  // and the instructor's lessons' checks judge it
     CheckOptions options = context.options;
     // Nothing of the instructor's course or of the submission's own folder may be included:
