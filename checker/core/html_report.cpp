@@ -10,35 +10,10 @@
 
 #include "cases.h"
 #include "report.h"
+#include "text.h"
 
 namespace cudalings {
 namespace {
-
-std::string escape(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&#39;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
 
 std::string num(double v, int digits = 1) {
     char buf[64];
@@ -81,7 +56,7 @@ std::string progress_svg(const std::vector<LessonStatus>& lessons) {
                                     : 0;
         s << "  <g class=\"lesson-progress\" data-done=\"" << done << "\" data-total=\"" << total
           << "\">\n"
-          << "    <text x=\"0\" y=\"" << y + 15 << "\">" << escape(name) << "</text>\n"
+          << "    <text x=\"0\" y=\"" << y + 15 << "\">" << markup_escape(name) << "</text>\n"
           << "    <rect class=\"track\" x=\"" << label << "\" y=\"" << y + 4 << "\" width=\"" << bar
           << "\" height=\"14\" rx=\"3\"/>\n"
           << "    <rect class=\"bar\" x=\"" << label << "\" y=\"" << y + 4 << "\" width=\""
@@ -187,10 +162,10 @@ std::string staircase_svg(const LessonChart& chart) {
         scale_max = std::max({scale_max, r.percent_of_copy, r.reference_percent});
     auto x_of = [&](double percent) { return label + plot * percent / scale_max; };
     std::ostringstream s;
-    s << "<svg class=\"staircase\" data-lesson=\"" << escape(chart.lesson)
+    s << "<svg class=\"staircase\" data-lesson=\"" << markup_escape(chart.lesson)
       << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
       << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
-      << escape(chart.lesson) << " staircase\">\n";
+      << markup_escape(chart.lesson) << " staircase\">\n";
     for (int percent = 0; percent <= 100; percent += 25) {
         const double x = x_of(percent);
         s << "  <line class=\"" << (percent == 100 ? "copy" : "grid") << "\" x1=\"" << num(x)
@@ -201,10 +176,10 @@ std::string staircase_svg(const LessonChart& chart) {
     int y = top;
     for (const auto& r : chart.rows) {
         const std::string cls = r.baseline ? "base" : "bar";
-        s << "  <g class=\"row\" data-label=\"" << escape(r.label) << "\" data-us=\""
+        s << "  <g class=\"row\" data-label=\"" << markup_escape(r.label) << "\" data-us=\""
           << num(r.median_us, 3) << "\" data-percent=\"" << num(r.percent_of_copy, 2) << "\">\n"
-          << "    <title>" << escape(r.title) << "</title>\n"
-          << "    <text x=\"0\" y=\"" << y + 15 << "\">" << escape(r.label) << "</text>\n"
+          << "    <title>" << markup_escape(r.title) << "</title>\n"
+          << "    <text x=\"0\" y=\"" << y + 15 << "\">" << markup_escape(r.label) << "</text>\n"
           << "    <rect class=\"" << cls << "\" x=\"" << label << "\" y=\"" << y + 4
           << "\" width=\"" << num(x_of(r.percent_of_copy) - label) << "\" height=\"14\"/>\n";
         if (r.reference_us > 0)
@@ -212,8 +187,8 @@ std::string staircase_svg(const LessonChart& chart) {
               << label << "\" y=\"" << y + 20 << "\" width=\""
               << num(x_of(r.reference_percent) - label) << "\" height=\"6\"/>\n";
         s << "    <text x=\"" << label + plot + 10 << "\" y=\"" << y + 15 << "\">"
-          << escape(format_time_us(r.median_us)) << "  " << num(r.percent_of_copy) << "%"
-          << (r.note.empty() ? "" : "  (" + escape(r.note) + ")") << "</text>\n  </g>\n";
+          << markup_escape(format_time_us(r.median_us)) << "  " << num(r.percent_of_copy) << "%"
+          << (r.note.empty() ? "" : "  (" + markup_escape(r.note) + ")") << "</text>\n  </g>\n";
         y += row;
     }
     s << "</svg>\n";
@@ -225,21 +200,21 @@ std::string render_html_report(const ReportModel& model) {
     s << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>cudalings: your progress</title>\n<style>" << kStyle << "</style>\n</head>\n"
-      << "<body>\n<h1>cudalings: your progress</h1>\n<p class=\"meta\">" << escape(model.generated)
-      << (model.gpu.empty() ? "" : " · timings on " + escape(model.gpu)) << "</p>\n";
+      << "<body>\n<h1>cudalings: your progress</h1>\n<p class=\"meta\">" << markup_escape(model.generated)
+      << (model.gpu.empty() ? "" : " · timings on " + markup_escape(model.gpu)) << "</p>\n";
     s << progress_svg(model.lessons);
     for (const auto& l : model.lessons) {
-        s << "<h2>" << escape(l.id) << " — " << escape(l.title) << "</h2>\n<table>\n";
+        s << "<h2>" << markup_escape(l.id) << " — " << markup_escape(l.title) << "</h2>\n<table>\n";
         for (const auto& st : l.steps)
             s << "<tr><td class=\"" << st.status << "\">" << st.status << "</td><td>"
-              << escape(st.id) << "</td><td>" << escape(st.title) << "</td><td>"
-              << escape(st.verdict) << "</td></tr>\n";
+              << markup_escape(st.id) << "</td><td>" << markup_escape(st.title) << "</td><td>"
+              << markup_escape(st.verdict) << "</td></tr>\n";
         s << "</table>\n";
         for (const auto& chart : model.charts) {
             if (chart.lesson != l.id) continue;
             s << "<p>Each step's share of this GPU's copy bandwidth"
               << (chart.copy_gbps > 0 ? " (" + num(chart.copy_gbps / 1000, 2) + " TB/s)" : "")
-              << (chart.size.empty() ? "" : " at n = " + escape(chart.size))
+              << (chart.size.empty() ? "" : " at n = " + markup_escape(chart.size))
               << ": longer is faster. <span class=\"legend\"><span style=\"background:#2f6fde\">"
                  "</span>yours<span style=\"background:#8aa6d6\"></span>the reference"
                  "<span style=\"background:#d9822b\"></span>library</span></p>\n";

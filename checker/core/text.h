@@ -1,6 +1,6 @@
 // Text for terminals: widths as a terminal shows them (UTF-8, wide and combining characters),
 // padding by that width, progress bars, colour and terminal decisions from the environment,
-// and "did you mean" suggestions.
+// "did you mean" suggestions, and escaping for HTML and XML.
 #pragma once
 
 #include <cstddef>
@@ -35,5 +35,8 @@ std::vector<std::string> closest(std::string_view typed, const std::vector<std::
                                  std::size_t limit = 3);
 // " (did you mean `a` or `b`?)" or "".
 std::string did_you_mean(std::string_view typed, const std::vector<std::string>& candidates);
+
+// `text` with & < > " ' as character references: safe in HTML and XML text and attributes.
+std::string markup_escape(std::string_view text);
 
 }  // namespace cudalings

@@ -7,6 +7,7 @@
 #include <map>
 #include <sstream>
 
+#include "../text.h"
 #include "result.h"
 
 using nlohmann::json;
@@ -33,36 +34,6 @@ std::string test_number(const std::string& step) {
 }
 
 std::string short_step(const std::string& step) { return step.substr(step.find('/') + 1); }
-
-std::string xml_escape(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            case '\'':
-                out += "&apos;";
-                break;
-            default:
-                // Control characters other than tab and line breaks are not allowed in XML.
-                if (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r')
-                    out += ' ';
-                else
-                    out += c;
-        }
-    }
-    return out;
-}
 
 // The steps of a batch in the order they were graded, each once.
 std::vector<std::string> step_names(const std::vector<json>& results) {
@@ -211,9 +182,9 @@ std::string junit_xml(const std::vector<json>& results) {
         if (r.contains("error")) {
             ++t;
             ++e;
-            cases << "    <testcase classname=\"" << xml_escape(suite)
+            cases << "    <testcase classname=\"" << markup_escape(suite)
                   << "\" name=\"grading\" time=\"0\">\n      <error message=\""
-                  << xml_escape(r["error"].get<std::string>()) << "\" type=\"grader\"/>\n"
+                  << markup_escape(r["error"].get<std::string>()) << "\" type=\"grader\"/>\n"
                   << "    </testcase>\n";
         }
         for (const auto& step : r.value("results", json::array())) {
@@ -221,21 +192,21 @@ std::string junit_xml(const std::vector<json>& results) {
             const std::string verdict = step.value("verdict", "");
             const std::string name = step.value("step", "");
             cases << "    <testcase classname=\""
-                  << xml_escape(suite + "." + name.substr(0, name.find('/'))) << "\" name=\""
-                  << xml_escape(short_step(name)) << "\" time=\""
+                  << markup_escape(suite + "." + name.substr(0, name.find('/'))) << "\" name=\""
+                  << markup_escape(short_step(name)) << "\" time=\""
                   << number(step.value("seconds", 0.0)) << "\">\n";
             const std::string message = verdict + ": " + step.value("reason", "");
             if (verdict == "SKIPPED") {
                 ++s;
-                cases << "      <skipped message=\"" << xml_escape(message) << "\"/>\n";
+                cases << "      <skipped message=\"" << markup_escape(message) << "\"/>\n";
             } else if (verdict == "INTERNAL_ERROR") {
                 ++e;
-                cases << "      <error message=\"" << xml_escape(message) << "\" type=\"" << verdict
-                      << "\">" << xml_escape(step.value("output", "")) << "</error>\n";
+                cases << "      <error message=\"" << markup_escape(message) << "\" type=\"" << verdict
+                      << "\">" << markup_escape(step.value("output", "")) << "</error>\n";
             } else if (verdict != "PASS") {
                 ++f;
-                cases << "      <failure message=\"" << xml_escape(message) << "\" type=\""
-                      << verdict << "\">" << xml_escape(step.value("output", "")) << "</failure>\n";
+                cases << "      <failure message=\"" << markup_escape(message) << "\" type=\""
+                      << verdict << "\">" << markup_escape(step.value("output", "")) << "</failure>\n";
             }
             cases << "    </testcase>\n";
         }
@@ -244,12 +215,12 @@ std::string junit_xml(const std::vector<json>& results) {
         errors += e;
         skipped += s;
         seconds += r.value("seconds", 0.0);
-        suites << "  <testsuite name=\"" << xml_escape(suite) << "\" tests=\"" << t
+        suites << "  <testsuite name=\"" << markup_escape(suite) << "\" tests=\"" << t
                << "\" failures=\"" << f << "\" errors=\"" << e << "\" skipped=\"" << s
                << "\" time=\"" << number(r.value("seconds", 0.0)) << "\">\n"
                << "    <properties>\n"
                << "      <property name=\"submission\" value=\""
-               << xml_escape(r.value("submission", "")) << "\"/>\n"
+               << markup_escape(r.value("submission", "")) << "\"/>\n"
                << "      <property name=\"score\" value=\"" << number(r.value("score", 0.0))
                << "\"/>\n"
                << "      <property name=\"max_score\" value=\"" << number(r.value("max_score", 0.0))

@@ -7,35 +7,13 @@
 #include <sstream>
 
 #include "formats.h"
+#include "../text.h"
 #include "result.h"
 
 using nlohmann::json;
 
 namespace cudalings::grading {
 namespace {
-
-std::string html(const std::string& text) {
-    std::string out;
-    for (char c : text) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
 
 std::string fmt(double v, const char* format = "%.1f") {
     char buf[64];
@@ -112,7 +90,7 @@ std::string pass_rate_chart(const std::vector<StepStats>& stats) {
         double rate = s.graded ? double(s.passed) / s.graded : 0;
         int y = 10 + row * static_cast<int>(i);
         svg << "<text x=\"" << label - 8 << "\" y=\"" << y + 15 << "\" text-anchor=\"end\">"
-            << html(s.step) << "</text>\n"
+            << markup_escape(s.step) << "</text>\n"
             << "<rect x=\"" << label << "\" y=\"" << y + 3 << "\" width=\"" << bar
             << "\" height=\"16\" fill=\"#eeeeee\"/>\n"
             << "<rect x=\"" << label << "\" y=\"" << y + 3 << "\" width=\""
@@ -157,23 +135,23 @@ std::string times_chart(const std::vector<StepStats>& stats) {
                 << height - 30 << "\" stroke=\"#dddddd\"/>\n";
             if (m == 1.0)
                 svg << "<text x=\"" << fmt(px) << "\" y=\"" << height - 12
-                    << "\" text-anchor=\"middle\">" << html(time_text(us)) << "</text>\n";
+                    << "\" text-anchor=\"middle\">" << markup_escape(time_text(us)) << "</text>\n";
         }
     }
     for (std::size_t i = 0; i < timed.size(); ++i) {
         const auto& s = *timed[i];
         int y = 10 + row * static_cast<int>(i) + row / 2;
         svg << "<text x=\"" << label - 8 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">"
-            << html(s.step) << "</text>\n";
+            << markup_escape(s.step) << "</text>\n";
         for (const auto& [who, us] : s.times)
             svg << "<circle cx=\"" << fmt(x(us)) << "\" cy=\"" << y
-                << "\" r=\"4\" fill=\"#1565c0\" fill-opacity=\"0.6\"><title>" << html(who) << ": "
-                << html(time_text(us)) << "</title></circle>\n";
+                << "\" r=\"4\" fill=\"#1565c0\" fill-opacity=\"0.6\"><title>" << markup_escape(who) << ": "
+                << markup_escape(time_text(us)) << "</title></circle>\n";
         if (!s.references.empty()) {
             double ref = median(s.references);
             svg << "<rect x=\"" << fmt(x(ref) - 1.5) << "\" y=\"" << y - 10
                 << "\" width=\"3\" height=\"20\" fill=\"#c62828\"><title>reference: "
-                << html(time_text(ref)) << "</title></rect>\n";
+                << markup_escape(time_text(ref)) << "</title></rect>\n";
         }
     }
     svg << "</svg>\n";
@@ -204,9 +182,9 @@ std::string class_summary_html(const std::vector<json>& results) {
          << "td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left}\n"
          << "td.v{color:#fff;font-weight:bold;font-size:85%}\n"
          << "</style>\n</head>\n<body>\n<h1>Class summary</h1>\n<p>" << graded
-         << " graded submission" << (graded == 1 ? "" : "s") << " (" << html(tool)
-         << "); seeds: " << html(seed_mode.empty() ? "fresh" : seed_mode)
-         << "; sandbox: " << html(sandbox.empty() ? "none" : sandbox) << ".";
+         << " graded submission" << (graded == 1 ? "" : "s") << " (" << markup_escape(tool)
+         << "); seeds: " << markup_escape(seed_mode.empty() ? "fresh" : seed_mode)
+         << "; sandbox: " << markup_escape(sandbox.empty() ? "none" : sandbox) << ".";
     if (emulated) page << " Graded on the CPU emulator: correctness only, no timing.";
     if (failures)
         page << " <strong>The grader failed on " << failures
@@ -221,24 +199,24 @@ std::string class_summary_html(const std::vector<json>& results) {
         for (const auto& [verdict, count] : s.verdicts)
             if (verdict != "PASS")
                 others += (others.empty() ? "" : ", ") + verdict + " " + std::to_string(count);
-        page << "<tr><td>" << html(s.step) << "</td><td>" << s.passed << "/" << s.graded
-             << "</td><td>" << html(others) << "</td><td>"
-             << (times.empty() ? "—" : html(time_text(median(times)))) << "</td><td>"
+        page << "<tr><td>" << markup_escape(s.step) << "</td><td>" << s.passed << "/" << s.graded
+             << "</td><td>" << markup_escape(others) << "</td><td>"
+             << (times.empty() ? "—" : markup_escape(time_text(median(times)))) << "</td><td>"
              << (times.empty() ? "—"
-                               : html(time_text(*std::min_element(times.begin(), times.end()))))
-             << "</td><td>" << (s.references.empty() ? "—" : html(time_text(median(s.references))))
+                               : markup_escape(time_text(*std::min_element(times.begin(), times.end()))))
+             << "</td><td>" << (s.references.empty() ? "—" : markup_escape(time_text(median(s.references))))
              << "</td></tr>\n";
     }
     page << "</table>\n<h2>Times per step</h2>\n" << times_chart(stats);
     page << "<h2>Submissions</h2>\n<table>\n<tr><th>submission</th><th>score</th>";
     for (const auto& s : stats)
-        page << "<th>" << html(s.step.substr(s.step.find('/') + 1)) << "</th>";
+        page << "<th>" << markup_escape(s.step.substr(s.step.find('/') + 1)) << "</th>";
     page << "</tr>\n";
     for (const auto& r : results) {
         std::string name = r.value("name", "");
         int round = r.value("round", 1);
         if (round > 1) name += " (round " + std::to_string(round) + ")";
-        page << "<tr><td>" << html(name) << "</td><td>"
+        page << "<tr><td>" << markup_escape(name) << "</td><td>"
              << (r.contains("error") ? std::string("not graded")
                                      : fmt(r.value("score", 0.0), "%g") + " / " +
                                            fmt(r.value("max_score", 0.0), "%g"))
@@ -252,7 +230,7 @@ std::string class_summary_html(const std::vector<json>& results) {
                 page << "<td></td>";
             else
                 page << "<td class=\"v\" style=\"background:" << verdict_colour(v) << "\">"
-                     << html(v) << "</td>";
+                     << markup_escape(v) << "</td>";
         }
         page << "</tr>\n";
     }
