@@ -941,12 +941,16 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
                     for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
                     return;
                 }
+                // nvcc accepted the file: what g++ cannot build is the emulator's limit (a
+                // library it does not provide, a construct it does not rewrite), never the
+                // learner's error, and no verdict.
                 Diagnostic first =
                     first_error(parse_compiler_output(child.err.head + child.out.head));
-                report.verdict = Verdict::InternalError;
+                report.verdict = Verdict::Skipped;
                 report.reason =
-                    "nvcc accepted the file but the emulator cannot build it: " +
+                    "it compiles; the emulator cannot build it (run it on a GPU): " +
                     (first.message.empty() ? child.err.head.substr(0, 300) : first.message) +
+                    (first.line > 0 ? " (line " + std::to_string(first.line) + ")" : "") +
                     (child.started ? "" : " (" + child.start_error + ")");
                 std::error_code ec;
                 for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
@@ -964,9 +968,21 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     emulating_ = false;
     report.notes.push_back(
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
-        " only, blocks in a shuffled order; no timing, no compute-sanitizer, and the emulator's "
-        "memory is sequentially consistent (a missing __threadfence does not show)");
+        " only, blocks in a shuffled order, 4 at a time. Not checked here: larger sizes (an "
+        "index that overflows 32 bits, a grid or a last pass that only larger sizes reach), "
+        "timing, and weak memory (the emulator is sequentially consistent: a missing "
+        "__threadfence shows only as a race); a GPU checks those");
     conclude(report);
+    // Something the emulator cannot run: no verdict from it.
+    for (const auto& c : report.cases)
+        for (const auto& f : c.emulator)
+            if (f.kind == "unsupported") {
+                report.verdict = Verdict::Skipped;
+                report.reason = "it compiles; it cannot be emulated: " + f.message +
+                                (f.line > 0 ? " (line " + std::to_string(f.line) + ")" : "") +
+                                " (run it on a GPU)";
+                return;
+            }
 }
 
 }  // namespace cudalings

@@ -22,10 +22,24 @@ inline void attach_emulator_findings(cudalings::CaseResult& r) {
     const auto found = cudalings_emu::take_diagnostics();
     const bool explain = cudalings_emu::get_options().explain;
     std::vector<cudalings_emu::Diagnostic> shown;
+    // Errors and warnings; a launch the GPU would refuse too (why the call returned an error);
+    // the teaching metrics with --explain.
     for (const auto& d : found)
-        if (d.severity == "error" || d.severity == "warning" || (explain && d.kind == "metric"))
+        if (d.severity == "error" || d.severity == "warning" || d.kind == "launch" ||
+            (explain && d.kind == "metric"))
             shown.push_back(d);
     if (shown.empty()) return;
+    for (const auto& d : shown)
+        if (d.kind == "unsupported") {
+            // Something the emulator cannot run: no verdict on this case (the checker makes the
+            // step SKIPPED and says why).
+            r.verdict = Verdict::Skipped;
+            r.reason = "emulator: unsupported";
+            r.detail = d.message;
+            r.emulator.push_back(
+                {d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
+            return;
+        }
     const cudalings_emu::Diagnostic* first_error = nullptr;
     for (const auto& d : shown)
         if (d.severity == "error" && (!first_error || hangs_on_a_gpu(d.kind))) {
