@@ -4,6 +4,7 @@
 // place that reads its diagnostics. Included by main.cpp only when CUDALINGS_EMULATOR is set.
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -40,11 +41,16 @@ inline void attach_emulator_findings(cudalings::CaseResult& r) {
                 {d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
             return;
         }
+    // The finding that names the bug (a hang first, then a race: cudalings::
+    // emulator_finding_rank), and it leads the text.
+    std::stable_sort(shown.begin(), shown.end(), [](const auto& a, const auto& b) {
+        return cudalings::emulator_finding_rank(a.kind) < cudalings::emulator_finding_rank(b.kind);
+    });
     const cudalings_emu::Diagnostic* first_error = nullptr;
     for (const auto& d : shown)
-        if (d.severity == "error" && (!first_error || hangs_on_a_gpu(d.kind))) {
+        if (d.severity == "error") {
             first_error = &d;
-            if (hangs_on_a_gpu(d.kind)) break;
+            break;
         }
     std::string text = cudalings_emu::format(shown);
     while (!text.empty() && text.back() == '\n') text.pop_back();
