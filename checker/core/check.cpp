@@ -887,10 +887,11 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     }
     report.gpu = g.name;
     run(lesson, step, object, report, &first);
-    if (hazards.valid()) fold_hazards(report, hazards.get());
     if (options_.sanitize && report.internal_error.empty() && report.load_error.empty() &&
         report.verdict != Verdict::SetupError)
         sanitize(lesson, step, object, report);
+    // After the sanitizer's: a tool the learner asked for speaks first.
+    if (hazards.valid()) fold_hazards(report, hazards.get());
     conclude(report);
     return finish();
 }

@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 
 #include "compile.h"
 #include "hash.h"
@@ -26,6 +27,30 @@ std::string emulation_blocker(const std::string& text) {
     // Comments do not count: strip // and /* */ first.
     static const std::regex comments(R"(//[^\n]*|/\*[\s\S]*?\*/)");
     std::string code = std::regex_replace(text, comments, " ");
+    // Nor does code in `#if 0` (nested conditionals inside it are skipped with it).
+    std::string kept;
+    std::istringstream lines(code);
+    std::string line;
+    int disabled = 0;  // depth of conditionals inside an #if 0, 0 when not in one
+    static const std::regex if0(R"(^\s*#\s*if\s+0\b)"), any_if(R"(^\s*#\s*if)"),
+        endif(R"(^\s*#\s*endif\b)"), else_(R"(^\s*#\s*(else|elif)\b)");
+    while (std::getline(lines, line)) {
+        if (disabled) {
+            if (std::regex_search(line, any_if))
+                ++disabled;
+            else if (std::regex_search(line, endif))
+                --disabled;
+            else if (disabled == 1 && std::regex_search(line, else_))
+                disabled = 0;
+            continue;
+        }
+        if (std::regex_search(line, if0)) {
+            disabled = 1;
+            continue;
+        }
+        kept += line + "\n";
+    }
+    code = kept;
     // CUB and Thrust are device libraries (inline PTX, __CUDA_ARCH__ paths). libcu++
     // (<cuda/std/...>, <cuda/atomic>) and cooperative groups are tried: a build that fails is
     // SKIPPED with the compiler's reason (Checker::run_emulated).

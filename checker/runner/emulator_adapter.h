@@ -57,7 +57,7 @@ inline void attach_emulator_findings(cudalings::CaseResult& r) {
     if (first_error && hangs_on_a_gpu(first_error->kind)) {
         // The call ended with the emulator's launch timeout: a TIMEOUT, explained.
         r.verdict = Verdict::Timeout;
-        r.reason = "emulator: " + first_error->kind;
+        r.reason = "kernel did not finish (the emulator found a " + first_error->kind + ")";
         r.detail = text;
     } else if (first_error && (r.verdict == Verdict::Pass || r.verdict == Verdict::Wrong)) {
         r.verdict = Verdict::MemoryError;

@@ -5,6 +5,8 @@
 // lane of its mask has arrived. When nothing can run and nothing can complete, the block is
 // deadlocked: every waiting thread is reported. A block runs in time slices (run_slice); which
 // blocks run, and when, is schedule.cpp's business.
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -889,6 +891,29 @@ void unsupported(const char* what, const char* file, int line) {
     report(d);
     if (cur()) abort_kernel(cudaErrorNotSupported);
     rt().last_error = cudaErrorNotSupported;
+}
+
+// A failed assert() in a kernel: the GPU stops the kernel and the next synchronizing call
+// returns cudaErrorAssert. glibc's assert calls __assert_fail; the emulator's library comes
+// before libc, so its __assert_fail sees every assert, and hands the host's to glibc.
+extern "C" CUDALINGS_EMU_API void __assert_fail(const char* expression, const char* file,
+                                                unsigned int line, const char* function) noexcept {
+    if (Thread* t = cur()) {
+        Diagnostic d;
+        d.kind = "trap";
+        d.severity = "error";
+        d.file = file ? file : "";
+        d.line = int(line);
+        d.message = std::string("assert(") + (expression ? expression : "") + ") failed in " +
+                    thread_name(*t) + " of block " + block_name(rt().block->idx) +
+                    ": the kernel stops (device-side assert)";
+        report(d);
+        abort_kernel(cudaErrorAssert);
+    }
+    using Real = void (*)(const char*, const char*, unsigned int, const char*);
+    if (auto real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "__assert_fail")))
+        real(expression, file, line, function);
+    std::abort();
 }
 
 void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void* closure,
