@@ -551,18 +551,23 @@ ChildOptions Checker::runner_options() const {
     o.channel_idle_seconds = options_.case_idle_seconds;
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
-    if (emulating_) o.env = emulated_environment(options_.seed, options_.explain);
+    if (emulating_)
+        o.env = emulated_environment(options_.seed, options_.explain,
+                                     options_.case_idle_seconds / 2);
     return o;
 }
 
-std::map<std::string, std::string> Checker::emulated_environment(std::uint64_t seed,
-                                                                 bool explain) const {
+std::map<std::string, std::string> Checker::emulated_environment(std::uint64_t seed, bool explain,
+                                                                 double time_limit) const {
     // Blocks in a shuffled order, several resident at a time: a step that relies on the order
-    // blocks happen to start in, or on blocks running one at a time, shows it.
+    // blocks happen to start in, or on blocks running one at a time, shows it. A case still
+    // running after the time limit is reported by the emulator (too slow to emulate, or a
+    // thread that never ends, with its line) before the checker's no-progress limit.
     return {{"CUDALINGS_EMU_MODE", explain ? "explain" : "check"},
             {"CUDALINGS_EMU_BLOCK_ORDER", "shuffle"},
             {"CUDALINGS_EMU_RESIDENT", "4"},
-            {"CUDALINGS_EMU_SEED", format_seed(seed)}};
+            {"CUDALINGS_EMU_SEED", format_seed(seed)},
+            {"CUDALINGS_EMU_TIME_LIMIT", format_number(time_limit, 6)}};
 }
 
 // What one runner process said, folded into the report; returns the case in progress when the
@@ -957,13 +962,15 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     o.channel_idle_seconds = options_.case_idle_seconds;
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
-    o.env = emulated_environment(seed, false);
+    // Small cases: a kernel still running after a few seconds is reported as too slow to
+    // emulate, and the GPU's own verdict decides.
+    o.env = emulated_environment(seed, false, std::min(5.0, options_.case_idle_seconds / 2));
     std::vector<json> events;
     const ChildResult child =
         run_runner(argv, o, events, nullptr, options_.sandbox.get(), runner_view(argv, false));
     std::set<std::tuple<std::string, std::string, int>> seen;
     std::vector<EmulatorFinding> found;
-    bool unsupported = false;
+    bool unsupported = false, slow = false;
     int cases = 0;
     for (const auto& e : events) {
         if (e.value("event", "") != CaseResult::kEvent) continue;
@@ -971,7 +978,12 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
         ++cases;
         for (const auto& f : c.emulator) {
             if (f.kind == "unsupported") unsupported = true;
-            if (f.severity != "error" || f.kind == "unsupported") continue;
+            if (f.kind == "slow" || f.kind == "stuck") slow = true;
+            // Hazards only: what the GPU's own run decides (a trap, a refused launch, a
+            // kernel too slow to emulate) is not the hazard pass's to judge.
+            if (f.severity != "error" || f.kind == "unsupported" || f.kind == "slow" ||
+                f.kind == "stuck" || f.kind == "trap" || f.kind == "launch")
+                continue;
             if (seen.insert({f.kind, f.file, f.line}).second) found.push_back(f);
         }
     }
@@ -984,7 +996,7 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     if (unsupported) {
         out.note = "hazard pass stopped: the emulator cannot run part of this file (the GPU's "
                    "verdict stands for it)";
-    } else if (child.timed_out) {
+    } else if (child.timed_out || slow) {
         out.note = checked + " but stopped after " + std::to_string(cases) +
                    " of them (too slow under emulation): later cases were not checked for hazards";
     } else {

@@ -125,7 +125,8 @@ class Checker {
                                          bool first_child) const;
     ChildOptions runner_options() const;
     // The emulated runner's schedule and mode (docs/emulator.md, "Schedules").
-    std::map<std::string, std::string> emulated_environment(std::uint64_t seed, bool explain) const;
+    std::map<std::string, std::string> emulated_environment(std::uint64_t seed, bool explain,
+                                                            double time_limit) const;
     int read_events(const std::vector<nlohmann::json>& events, bool first_child, StepReport& report,
                     std::map<int, CaseResult>& cases, int& total, int& next_case,
                     std::string& phase, bool& done);

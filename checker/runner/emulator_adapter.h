@@ -5,6 +5,8 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -16,6 +18,39 @@ namespace runner {
 // A wait that can never end is a hang on a GPU: the emulator saw it coming.
 inline bool hangs_on_a_gpu(const std::string& kind) {
     return kind == "deadlock" || kind == "cross-block-wait" || kind == "grid-deadlock";
+}
+
+// The case in progress, and how the runner sends a case's result: the emulator's watchdog
+// reports a CUDA thread that never ends from its own thread (the runner's is stuck in it).
+struct CaseInProgress {
+    cudalings::CaseResult result;
+    void (*send)(const cudalings::CaseResult&) = nullptr;  // sends the result and "done"
+};
+inline CaseInProgress& case_in_progress() {
+    static CaseInProgress c;
+    return c;
+}
+
+// The watchdog's handler: the case is a TIMEOUT with the line the thread loops at, and the
+// process ends (its thread cannot be stopped); the remaining cases are not run.
+inline void report_stuck(const cudalings_emu::Diagnostic& d) {
+    cudalings::CaseResult r = case_in_progress().result;
+    r.verdict = cudalings::Verdict::Timeout;
+    r.reason = "kernel did not finish: a thread loops without touching memory (it never ends)";
+    r.detail = cudalings_emu::format({d});
+    r.emulator.push_back({d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
+    if (case_in_progress().send) case_in_progress().send(r);
+    std::fflush(nullptr);
+    std::_Exit(0);
+}
+
+// Before each case: the emulator's time budget starts now (a launch still running when it
+// is spent is "slow"), and the watchdog knows which case it would report.
+inline void begin_case(const cudalings::CaseResult& c, void (*send)(const cudalings::CaseResult&)) {
+    case_in_progress().result = c;
+    case_in_progress().send = send;
+    cudalings_emu::set_stuck_handler(report_stuck);
+    cudalings_emu::start_time_budget();
 }
 
 inline void attach_emulator_findings(cudalings::CaseResult& r) {
@@ -52,9 +87,19 @@ inline void attach_emulator_findings(cudalings::CaseResult& r) {
             first_error = &d;
             break;
         }
+    // A launch stopped for being too slow decides the case (its error code would read as a
+    // crash), whatever else was found on the way.
+    for (const auto& d : shown)
+        if (d.kind == "slow" && !(first_error && hangs_on_a_gpu(first_error->kind)))
+            first_error = &d;
     std::string text = cudalings_emu::format(shown);
     while (!text.empty() && text.back() == '\n') text.pop_back();
-    if (first_error && hangs_on_a_gpu(first_error->kind)) {
+    if (first_error && first_error->kind == "slow") {
+        // Not a hang: the kernel kept making progress, the emulator is too slow for it.
+        r.verdict = Verdict::Timeout;
+        r.reason = "too slow under emulation (still making progress, not a hang)";
+        r.detail = text;
+    } else if (first_error && hangs_on_a_gpu(first_error->kind)) {
         // The call ended with the emulator's launch timeout: a TIMEOUT, explained.
         r.verdict = Verdict::Timeout;
         r.reason = "kernel did not finish (the emulator found a " + first_error->kind + ")";

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -185,6 +187,11 @@ struct Runtime {
     // atomic changes memory, when a thread ends, when a warp collective sees new values.
     std::uint64_t progress = 0;
     std::uint64_t resumes = 0;  // fiber resumes so far
+    // For the watchdog thread (watchdog.cpp): the resumes, and whether a kernel runs.
+    std::atomic<std::uint64_t> heartbeat{0};
+    std::atomic<bool> kernel_running{false};
+    std::chrono::steady_clock::time_point launch_started{};  // when the time limit began
+    bool budget_set = false;    // start_time_budget() was called: not reset by each launch
     bool watch_reads = false;   // record what threads read (no change for a whole round)
     bool watch_writes = false;  // a stall is being diagnosed: look for a polled word's writer
     // errors
@@ -286,6 +293,13 @@ void start_block(Block& b);  // fresh threads, barrier and warp state
 // reported there and aborts it).
 SliceEnd run_slice(Block& b, unsigned budget);
 void drop_fibers(Block& b);  // after an abort: the stacks of its unfinished threads
+
+// watchdog.cpp: started with the first launch under a time limit, it reports a CUDA thread
+// that runs without yielding (a loop that never touches memory) to the stuck handler.
+void watch_for_stuck_threads();
+// What a running block's threads are doing, for slow and stuck reports: "120 threads at
+// f.cu:12, 8 at f.cu:15".
+std::string where_threads_are(const Block& b, std::string* file, int* line);
 
 // schedule.cpp: the grid's blocks in dispatch order, several resident at a time, and the
 // stall detector (cross-block waits).

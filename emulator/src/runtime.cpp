@@ -67,6 +67,17 @@ Options environment_options() {
         o.resident_blocks = env_count("CUDALINGS_EMU_RESIDENT", k, o.resident_blocks);
     if (const char* q = std::getenv("CUDALINGS_EMU_QUANTUM"))
         o.quantum = env_count("CUDALINGS_EMU_QUANTUM", q, o.quantum);
+    if (const char* t = std::getenv("CUDALINGS_EMU_TIME_LIMIT")) {
+        char* end = nullptr;
+        double v = std::strtod(t, &end);
+        if (end == t || *end || !(v >= 0))
+            std::fprintf(stderr,
+                         "cudalings emulator: ignoring CUDALINGS_EMU_TIME_LIMIT=%s (seconds "
+                         "expected)\n",
+                         t);
+        else
+            o.time_limit_seconds = v;
+    }
     return o;
 }
 
@@ -107,6 +118,11 @@ void set_options(const Options& o) {
 
 Statistics statistics() { return {rt().launches, rt().blocks_run, rt().threads_run}; }
 
+void start_time_budget() {
+    rt().budget_set = true;
+    rt().launch_started = std::chrono::steady_clock::now();
+}
+
 uint3 thread_idx() { return cur() ? cur()->tid : uint3{0, 0, 0}; }
 uint3 block_idx() { return rt().block ? rt().block->idx : uint3{0, 0, 0}; }
 dim3 block_dim() { return rt().block_dim; }
@@ -140,6 +156,7 @@ void resume(Thread& t) {
     }
     r.current = &t;
     ++r.resumes;
+    r.heartbeat.store(r.resumes, std::memory_order_relaxed);
     cudalings_emu_switch(&r.scheduler_sp, t.sp);
     r.current = nullptr;
     if (t.state == State::Done) {
@@ -991,8 +1008,12 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     r.shared_limit = limit;
     r.abort = false;
     ++r.launch_serial;
+    if (!r.budget_set) r.launch_started = std::chrono::steady_clock::now();
     r.in_kernel = true;
+    watch_for_stuck_threads();
+    r.kernel_running.store(true);
     run_grid();
+    r.kernel_running.store(false);
     r.in_kernel = false;
     r.current = nullptr;
     r.block = nullptr;

@@ -13,6 +13,7 @@
 // pending blocks one at a time, alone, until one of them stores to a word a waiter polls, and
 // reports both with their lines; with no block left to start, it reports a grid deadlock.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -93,14 +94,21 @@ struct Poll {
     unsigned tid = 0;
     bool shared = false;
 };
+// Per thread: a spin-wait re-reads its own words; a loop that walks an array (every thread
+// re-reading what *other* threads read before, with stores that leave memory unchanged, as a
+// grid-stride loop with a step of 1 does) reads new words of its own all the time.
 struct PollKey {
     std::uint32_t serial;
+    std::uint32_t tid;
     std::uintptr_t granule;
-    bool operator==(const PollKey& o) const { return serial == o.serial && granule == o.granule; }
+    bool operator==(const PollKey& o) const {
+        return serial == o.serial && tid == o.tid && granule == o.granule;
+    }
 };
 struct PollKeyHash {
     std::size_t operator()(const PollKey& k) const {
-        return std::size_t(mix64(k.granule ^ (std::uint64_t{k.serial} << 48)));
+        return std::size_t(
+            mix64(k.granule ^ (std::uint64_t{k.serial} << 48) ^ (std::uint64_t{k.tid} << 32)));
     }
 };
 
@@ -338,6 +346,33 @@ void report_unnamed_wait(const Grid& g) {
     fail_launch(d);
 }
 
+// The launch ran past the time limit while it still made progress (a hang would have been
+// found as a stall): too slow to emulate, which is not a verdict on the code.
+void report_slow(const Grid& g) {
+    Runtime& r = rt();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - r.launch_started).count();
+    const std::uint64_t finished = g.next - g.active.size() - g.parked.size();
+    Diagnostic d;
+    d.kind = "slow";
+    d.severity = "error";
+    std::string where =
+        g.active.empty() ? std::string() : where_threads_are(*g.active.front(), &d.file, &d.line);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f", seconds);
+    d.message = std::string("the kernel was still running after ") + buf +
+                " s of emulation, and still making progress (" + std::to_string(finished) + " of " +
+                std::to_string(g.total) + (g.total == 1 ? " block" : " blocks") +
+                " finished): too slow to emulate at this size, not a hang. Does a thread do "
+                "far more work than it should (a loop whose step is 1 where the grid's size "
+                "was meant)?";
+    d.detail =
+        (where.empty() ? ""
+                       : "in block " + block_name(g.active.front()->idx) + ": " + where + "\n") +
+        schedule_text();
+    fail_launch(d);
+}
+
 // The round's outcome for the stall detector; true when the grid is stalled.
 bool stalled(bool progressed, std::uint64_t polls_before, std::uint64_t need_resumes) {
     Runtime& r = rt();
@@ -376,7 +411,7 @@ std::vector<Poll> window_polls() {
 void note_read(std::uintptr_t a, unsigned size, const void* pc, bool shared) {
     Runtime& r = rt();
     Block& b = *r.block;
-    PollKey key{b.serial, a & ~std::uintptr_t{3}};
+    PollKey key{b.serial, r.current ? r.current->linear : 0, a & ~std::uintptr_t{3}};
     auto [it, fresh] = g_watch.polls.try_emplace(key);
     if (!fresh) return;
     Poll& p = it->second;
@@ -465,6 +500,12 @@ void run_grid() {
             ++i;
         }
         if (r.abort) break;
+        if (o.time_limit_seconds > 0 &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - r.launch_started)
+                    .count() > o.time_limit_seconds) {
+            report_slow(g);
+            break;
+        }
         progressed = progressed || r.progress != progress_before;
         if (!stalled(progressed, polls_before, g.diagnosing ? kQuietResumesLate : kQuietResumes))
             continue;

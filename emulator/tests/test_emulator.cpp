@@ -111,6 +111,40 @@ TEST_CASE("the diagnostics corpus: each bug is reported at its line", "[emu][cor
     use_options(true, false);
 }
 
+TEST_CASE("a slow kernel is stopped as slow at the time limit, not taken for a deadlock",
+          "[emu][corpus]") {
+    use_options(true, false);
+    void* m = open_module(CUDALINGS_EMU_CORPUS_MODULE);
+    auto slow = entry<void (*)(int)>(m, "corpus_slow_stride_of_one");
+    // Small: quadratic but quick. No finding may call it a hang.
+    slow(1000);
+    for (const auto& d : emu::take_diagnostics()) {
+        INFO(d.kind << ": " << d.message);
+        CHECK(d.kind != "deadlock");
+        CHECK(d.kind != "slow");
+    }
+    emu::Options o = emu::get_options();
+    o.time_limit_seconds = 0.5;
+    emu::set_options(o);
+    slow(1 << 16);
+    auto found = emu::take_diagnostics();
+    INFO(emu::format(found));
+    bool reported = false;
+    for (const auto& d : found) {
+        CHECK(d.kind != "deadlock");
+        if (d.kind == "slow") {
+            reported = true;
+            CHECK_THAT(d.message, ContainsSubstring("still making progress"));
+            CHECK(d.file.find("buggy.cu") != std::string::npos);
+            CHECK(d.line > 0);
+        }
+    }
+    CHECK(reported);
+    o.time_limit_seconds = 0;
+    emu::set_options(o);
+    use_options(true, false);
+}
+
 TEST_CASE("the rewriter turns launches and shared memory into C++, keeping lines",
           "[emu][rewrite]") {
     std::string src =

@@ -435,3 +435,21 @@ extern "C" void corpus_index_overlap() {
     cudaDeviceSynchronize();
     cudaFree(out);
 }
+
+// A grid-stride loop whose step is 1: right, but quadratic. With a time limit it is stopped as
+// "slow" (still making progress), never as a deadlock (its stores leave memory unchanged and
+// every word it reads was read before by another thread: a per-block poll detector took that
+// for a spin-wait). Run by its own test, with a time limit.
+__global__ void stride_of_one(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += 1) y[i] = x[i];
+}
+extern "C" void corpus_slow_stride_of_one(int n) {
+    float *x, *y;
+    cudaMalloc(&x, n * 4);
+    cudaMalloc(&y, n * 4);
+    cudaMemset(x, 0, n * 4);
+    stride_of_one<<<(n + 255) / 256, 256>>>(x, y, n);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(y);
+}
