@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "internal.h"
@@ -87,6 +88,10 @@ struct BlockRecord {
     std::vector<std::uint64_t> fences;
 };
 std::vector<BlockRecord> g_blocks;
+// Plain reads of atomically updated words, by instruction, and the instructions whose read some
+// thread then checked with an atomic on the same word (see flush_pending).
+std::map<const void*, Diagnostic> g_guesses;
+std::set<const void*> g_validated_guesses;
 std::uint32_t g_launch_first_block = 1;
 
 BlockRecord* record_of(std::uint32_t serial) {
@@ -228,8 +233,9 @@ std::string race_advice(const AccessRecord& other, bool other_wrote, bool write,
     if (same_warp)
         return std::string(
                    "they are in one warp, and lanes are not guaranteed to run in "
-                   "lockstep (since Volta): put __syncwarp() between the read and the "
-                   "write") +
+                   "lockstep (since Volta): a __syncwarp() between the read and the "
+                   "write orders them (a __syncthreads() too, where other warps share the "
+                   "data)") +
                (volatile_pair ? " (volatile alone does not order them)" : "");
     return "they are in different warps of the block: a __syncthreads() is missing between them";
 }
@@ -279,6 +285,7 @@ void defer_atomic_race(std::uintptr_t granule, const AccessRecord& other, const 
     t.pending = std::move(d);
     t.pending_at = granule;
     t.pending_end = granule + 4;
+    t.pending_pc = pc;
 }
 
 void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void* pc,
@@ -293,6 +300,7 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
         // The compare-and-swap that checks the value read: the read was a guess, not a race.
         if (kind == Access::Atomic) {
             t.pending_at = 0;
+            g_validated_guesses.insert(t.pending_pc);
         } else if (write) {
             flush_pending(t);
         }
@@ -315,6 +323,10 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
             defer_atomic_race(a, w, pc, shared, where_text());
         else if (write || w.kind != Access::Atomic || kind != Access::Atomic)
             race_report(w, true, write, kind, false, pc, shared, where_text());
+    } else if (!write && kind == Access::Plain && w.kind == Access::Atomic &&
+               s.earlier_atomic.block && !ordered(s.earlier_atomic, kind, shared)) {
+        // Ordered after the last atomic (this thread's own), not after another thread's.
+        defer_atomic_race(a, s.earlier_atomic, pc, shared, where_text());
     }
     if (write) {
         // A write against every read since the last write, and it becomes the last write.
@@ -330,6 +342,12 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
                 reported = true;
             }
         }
+        // An atomic over another thread's atomic: keep that one too (see Shadow).
+        if (kind == Access::Atomic && s.write.kind == Access::Atomic && s.write.block &&
+            !(s.write.block == me.block && s.write.tid == me.tid))
+            s.earlier_atomic = s.write;
+        else if (kind != Access::Atomic)
+            s.earlier_atomic.block = 0;
         s.write = me;
         s.write.rmw = read_it;
         for (AccessRecord& rd : s.reads) rd.block = 0;
@@ -459,6 +477,9 @@ void on_fence() {
 }
 
 void on_launch_end() {
+    for (auto& [pc, d] : g_guesses)
+        if (!g_validated_guesses.count(pc)) report(std::move(d));
+    g_guesses.clear();  // (an instruction once validated stays so: the same code, checked)
     g_blocks.clear();
     g_launch_first_block = rt().block_serial + 1;
     if (!opts().explain) return;
@@ -571,7 +592,7 @@ void canonicalize_poison(std::uintptr_t a, unsigned size) {
 void flush_pending(Thread& t) {
     if (!t.pending_at) return;
     t.pending_at = 0;
-    report(std::move(t.pending));
+    g_guesses.try_emplace(t.pending_pc, std::move(t.pending));
     t.pending = Diagnostic{};
 }
 

@@ -56,6 +56,10 @@ struct AccessRecord {
 constexpr int kShadowReaders = 4;
 struct Shadow {
     AccessRecord write;
+    // When the last write is an atomic, the atomic write before it by another thread: a plain
+    // read conflicts with both (a thread's own atomicAdd does not make a plain read of the
+    // counter safe while other blocks add to it too).
+    AccessRecord earlier_atomic;
     AccessRecord reads[kShadowReaders];
     std::uint8_t next_evict = 0;
 };
@@ -115,6 +119,7 @@ struct Thread {
     // the same word. The report is dropped when this thread's next access to the word is an
     // atomic, and made at its next barrier, collective, plain store to the word, or exit.
     std::uintptr_t pending_at = 0, pending_end = 0;  // the granules it covers
+    const void* pending_pc = nullptr;                // the read's instruction
     Diagnostic pending;
     // The __activemask() call in progress: the lanes at the same call site when it completed.
     bool activemask = false;
@@ -261,7 +266,10 @@ std::string site(const char* file, int line);
 // The bytes of shared memory (static and dynamic) a block of this kernel may use: 48 KiB, or
 // what cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ...) opted in to.
 std::size_t shared_memory_limit(const char* kernel);
-// The thread's deferred report of a plain read racing an atomic (Thread::pending), made now.
+// The thread's deferred report of a plain read racing an atomic (Thread::pending): kept for
+// the launch's end, when it is made unless some thread validated a read at the same
+// instruction with an atomic on the word (a compare-and-swap loop, also one that exits early
+// when the value it read needs no update).
 void flush_pending(Thread& t);
 
 // Memory access by the running CUDA thread (called from the TSan hooks and atomics).

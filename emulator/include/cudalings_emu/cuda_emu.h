@@ -11,6 +11,21 @@
 
 #define CUDALINGS_EMULATOR 1
 
+// The runtime API's C functions first: the kernel overloads below must be declared before
+// cuda_runtime.h, whose occupancy helpers (templates) call them with a kernel.
+#include <cuda_runtime_api.h>
+
+// What nvcc declares for a kernel given by name (a template on its type): here the kernel is
+// an ordinary function, and its address is what the C API takes.
+template <typename T>
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, T* kernel) {
+    return ::cudaFuncGetAttributes(attributes, reinterpret_cast<const void*>(kernel));
+}
+template <typename T>
+inline cudaError_t cudaFuncSetCacheConfig(T* kernel, cudaFuncCache config) {
+    return ::cudaFuncSetCacheConfig(reinterpret_cast<const void*>(kernel), config);
+}
+
 #include <cuda_runtime.h>  // NVIDIA's own header: host-safe types and the runtime API
 #include <math.h>
 #include <stdio.h>
