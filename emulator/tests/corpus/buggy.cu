@@ -436,6 +436,23 @@ extern "C" void corpus_index_overlap() {
     cudaFree(out);
 }
 
+// 27. A float4 store built with make_float4: one 16-byte access per thread, as on a GPU (the
+// emulated build keeps aggregates whole: it was counted as four 4-byte stores).
+__global__ void float4_store(const float* in, float* out) {
+    const float4 v = reinterpret_cast<const float4*>(in)[threadIdx.x];
+    reinterpret_cast<float4*>(out)[threadIdx.x] = make_float4(v.x, v.y, v.z, v.w + 1.0f);  // expect: metric global store: 16.00 sectors per request (16.00 if coalesced; 16 bytes per thread)
+}
+extern "C" void corpus_float4_store_is_one_access() {
+    float *in, *out;
+    cudaMalloc(&in, 32 * 16);
+    cudaMalloc(&out, 32 * 16);
+    cudaMemset(in, 0, 32 * 16);
+    float4_store<<<1, 32>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
 // A grid-stride loop whose step is 1: right, but quadratic. With a time limit it is stopped as
 // "slow" (still making progress), never as a deadlock (its stores leave memory unchanged and
 // every word it reads was read before by another thread: a per-block poll detector took that
