@@ -617,17 +617,18 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
     if (a - window < kSharedWindow) {
         place.shared = true;
         place.offset = a - window;
-        bool inside = true;
-        std::string past;
-        std::string where = shared_location(place.offset, &inside, &past);
-        if (inside && size > 1) shared_location(place.offset + size - 1, &inside, &past);
-        if (!inside)
+        if (!shared_inside(place.offset, size)) {
+            bool inside = true;
+            std::string past;
+            std::string where = shared_location(place.offset, &inside, &past);
+            if (inside) shared_location(place.offset + size - 1, &inside, &past);
             fatal("out-of-bounds",
                   std::string(access_word(write, kind)) + " " + where +
                       ": out of bounds of shared memory (" + past + ")",
                   "by " + thread_name(*t) + " in block " + block_name(b.idx) +
                       " (on a GPU it reads or overwrites another variable, or faults)\n",
                   pc, cudaErrorIllegalAddress);
+        }
     }
     Allocation* alloc = nullptr;
     if (!place.shared) {

@@ -225,6 +225,9 @@ void give_window(unsigned char* w);
 // "sdata[130]", "tile[3][5]", "the dynamic shared memory s[12]" for a byte offset in a block's
 // window; `inside` says whether the offset lies in a variable (or the dynamic memory's size).
 std::string shared_location(std::size_t offset, bool* inside, std::string* past = nullptr);
+// Whether [offset, offset + size) lies inside one variable or the dynamic shared memory (no
+// text: every shared access asks).
+bool shared_inside(std::size_t offset, std::size_t size);
 
 // ------------------------------------------------------------------ device memory
 struct Allocation {

@@ -676,6 +676,14 @@ std::string declared(const Runtime::SharedVar& v) {
 }
 }  // namespace
 
+bool shared_inside(std::size_t offset, std::size_t size) {
+    const Runtime& r = rt();
+    if (offset >= kDynamicOffset) return offset + size <= kDynamicOffset + r.dynamic_bytes;
+    for (const auto& v : r.shared_vars)
+        if (offset >= v.begin && offset + size <= v.end) return true;
+    return false;
+}
+
 std::string shared_location(std::size_t offset, bool* inside, std::string* past) {
     Runtime& r = rt();
     *inside = true;
