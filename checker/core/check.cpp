@@ -864,14 +864,18 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     // The hazard pass builds the file for the emulator while nvcc builds it for the GPU, and
     // runs the small cases on the emulator while the GPU runs them all.
     std::promise<bool> nvcc_done;
+    auto stop_hazards = std::make_shared<std::atomic<bool>>(false);
     std::future<HazardPass> hazards;
     if (options_.hazards && runs_on_gpu())
         hazards = std::async(std::launch::async, &Checker::hazard_pass, this, std::cref(lesson),
-                             std::cref(step), report.file, nvcc_done.get_future().share());
+                             std::cref(step), report.file, nvcc_done.get_future().share(),
+                             stop_hazards.get());
     const bool built =
         compile(lesson, step, report.file, solution_file, report, object, start_first_runner);
     hold->store(built ? 1 : -1);
-    nvcc_done.set_value(built && report.verdict != Verdict::Rejected);
+    // A file nvcc did not accept gets its verdict now: the emulator's build stops.
+    if (!built) stop_hazards->store(true);
+    nvcc_done.set_value(built);
     if (!built) return finish();  // (a held runner is killed; `first` waits for it)
     const GpuInfo& g = gpu();
     // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
@@ -910,13 +914,14 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
 // emulator runs with a seed derived from the file, so the same file gets the same findings.
 
 Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInfo& step,
-                                         const std::string& file, std::shared_future<bool> built) {
+                                         const std::string& file, std::shared_future<bool> built,
+                                         const std::atomic<bool>* cancel) {
     quiet_ = true;  // this thread's progress is not the learner's progress line
     HazardPass out;
     const std::string checked = "the CPU emulator's hazard pass (races, barriers, warp masks, "
                                 "bounds, uninitialised reads) ran the cases up to " +
                                 format_size(kHazardMaxN);
-    const EmulatedObject emulated = emulated_object(lesson, file);
+    const EmulatedObject emulated = emulated_object(lesson, file, cancel);
     if (emulated.path.empty()) {
         built.wait();
         if (built.get())
@@ -1022,7 +1027,8 @@ void fold_hazards(StepReport& report, const Checker::HazardPass& hazards) {
 // the emulator's limit (`skipped`: a blocker, or g++ could not build it), a setup problem, or
 // the checker's own failure (`internal`).
 Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson,
-                                                 const std::string& file) {
+                                                 const std::string& file,
+                                                 const std::atomic<bool>* cancel) {
     EmulatedObject out;
     bool ok = false;
     std::string blocker = emulation_blocker(read_file(file, &ok));
@@ -1068,8 +1074,15 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson,
         o.wall_seconds = seconds_until(deadline);
         o.output_cap = 16 * 1024;
         o.memory_limit = kBuildMemoryLimit;
+        o.cancel = cancel;
         auto child = run_contained(options_.sandbox.get(), cmd, o, view);
         if (child.exited_ok()) continue;
+        if (child.cancelled) {
+            std::error_code ec;
+            for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
+            out.internal = "cancelled";
+            return out;
+        }
         std::error_code ec;
         for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
         out.setup = !child.started ? std::optional<SetupProblem>(cannot_run(

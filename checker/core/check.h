@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -73,8 +74,10 @@ class Checker {
     // The hazard pass of a GPU check: the emulator's findings on the cases up to kHazardMaxN,
     // once `built` says nvcc accepted the file (check() runs it beside the GPU's cases, on its
     // own thread). Cached per built file.
+    // `cancel` (optional) stops its build at once: nvcc rejected the file, the verdict is known.
     HazardPass hazard_pass(const LessonInfo& lesson, const StepInfo& step, const std::string& file,
-                           std::shared_future<bool> built);
+                           std::shared_future<bool> built,
+                           const std::atomic<bool>* cancel = nullptr);
 
     const GpuInfo& gpu();  // probed once (and cached per machine state)
     // A check runs on the GPU unless --emulate, or there is no GPU.
@@ -146,7 +149,8 @@ class Checker {
         std::optional<SetupProblem> setup;
         std::string internal;
     };
-    EmulatedObject emulated_object(const LessonInfo& lesson, const std::string& file);
+    EmulatedObject emulated_object(const LessonInfo& lesson, const std::string& file,
+                                   const std::atomic<bool>* cancel = nullptr);
 
     void run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report);
     bool emulating_ = false;
