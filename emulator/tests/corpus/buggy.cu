@@ -426,7 +426,7 @@ extern "C" void corpus_misaligned_float4_tail() {
 // 26. Two threads store to the same element (an index overlap, not an accumulation).
 __global__ void overlapping_stores(float* out) {
     unsigned i = blockIdx.x * 64 + threadIdx.x;  // BUG: the block's stride is 64, its size 128
-    out[i] = 1.0f;  // expect: race out[64]
+    out[i] = 1.0f;  // expect: race each element should have one owner
 }
 extern "C" void corpus_index_overlap() {
     float* out;
@@ -451,6 +451,23 @@ extern "C" void corpus_float4_store_is_one_access() {
     cudaDeviceSynchronize();
     cudaFree(in);
     cudaFree(out);
+}
+
+// 28. Every thread adds to one total: read, add, write back. The advice is an atomic, not a
+// barrier.
+__global__ void racy_total(const float* x, float* total) {
+    *total += x[threadIdx.x];  // expect: race Use atomicAdd for a value several threads add to
+}
+extern "C" void corpus_accumulate_race() {
+    float *x, *total;
+    cudaMalloc(&x, 64 * 4);
+    cudaMalloc(&total, 4);
+    cudaMemset(x, 0, 64 * 4);
+    cudaMemset(total, 0, 4);
+    racy_total<<<1, 64>>>(x, total);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(total);
 }
 
 // A grid-stride loop whose step is 1: right, but quadratic. With a time limit it is stopped as
