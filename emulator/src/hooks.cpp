@@ -204,14 +204,17 @@ AccessRecord record_now(Access kind, const void* pc) {
 // `other_wrote` whether the earlier one was a write; `rmw` whether this thread (a write) or the
 // other (`other.rmw`) had read the word first in the same epoch (a read-modify-write: x += v).
 std::string race_advice(const AccessRecord& other, bool other_wrote, bool write, Access kind,
-                        bool rmw, bool shared) {
+                        bool rmw, bool shared, const void* pc) {
     const Runtime& r = rt();
     const Thread& t = *r.current;
     const Block& b = *r.block;
     const bool same_block = other.block == b.serial;
     const bool same_warp = same_block && other.tid / 32 == t.warp;
     const bool both_write = write && other_wrote;
-    const bool accumulate = both_write && (rmw || other.rmw);
+    // A read-modify-write by both: two stores that both read first, or this thread's store
+    // after its own read, racing with another thread's read at the same line (x += v).
+    const bool accumulate = (both_write && (rmw || other.rmw)) ||
+                            (write && rmw && !other_wrote && where_pc(other.pc) == where_pc(pc));
     const bool volatile_pair = kind == Access::Volatile || other.kind == Access::Volatile;
     if (both_write && !accumulate)
         return std::string(
@@ -255,7 +258,7 @@ void race_report(const AccessRecord& other, bool other_wrote, bool write, Access
                 who_text(other) + " " + (other_wrote ? "wrote" : "read") + " it at " +
                 where_pc(other.pc);
     d.detail = "nothing orders the two accesses: " +
-               race_advice(other, other_wrote, write, kind, rmw, shared) + "\n";
+               race_advice(other, other_wrote, write, kind, rmw, shared, pc) + "\n";
     report(d);
 }
 
@@ -330,7 +333,9 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
     }
     if (write) {
         // A write against every read since the last write, and it becomes the last write.
-        bool read_it = false;
+        // Did this thread read the word first (x += v)? Its own record, or (when more readers
+        // evicted it) its last read.
+        bool read_it = t.last_read == a;
         for (const AccessRecord& rd : s.reads)
             if (rd.block && rd.block == me.block && rd.tid == me.tid && rd.epoch == me.epoch)
                 read_it = true;
@@ -353,6 +358,7 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
         for (AccessRecord& rd : s.reads) rd.block = 0;
         s.next_evict = 0;
     } else {
+        t.last_read = a;
         // A read joins the reads: it replaces this thread's earlier read, and the reads ordered
         // before it (they are ordered before anything ordered after it too).
         AccessRecord* slot = nullptr;

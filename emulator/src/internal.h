@@ -112,8 +112,10 @@ struct Thread {
     // Its last volatile or atomic read, and the progress count then (a repeat is a poll).
     std::uintptr_t poll_at = 0;
     std::uint64_t poll_progress = 0;
-    // Its last memory access (to name where a lane was when it exited).
+    // Its last memory access (to name where a lane was when it exited), and the granule it last
+    // read (a store to it next is a read-modify-write: x += v).
     const void* last_pc = nullptr;
+    std::uintptr_t last_read = 0;
     // A plain read of a word another thread changed with an atomic, not yet reported: the
     // compare-and-swap loop reads the word plainly, then validates the value with atomicCAS on
     // the same word. The report is dropped when this thread's next access to the word is an
