@@ -20,8 +20,9 @@ TEST_CASE("the emulator's corpus of submissions gets its verdicts", "[cli][corpu
     std::vector<FixtureSpec> corpus;
     for (const auto& lesson :
          fs::directory_iterator(fs::path(CUDALINGS_SOURCE_DIR) / "emulator/tests/submissions"))
-        for (const auto& file : fs::directory_iterator(lesson.path()))
-            if (file.path().extension() == ".cu") corpus.push_back(read_fixture(file.path()));
+        if (lesson.is_directory())
+            for (const auto& file : fs::directory_iterator(lesson.path()))
+                if (file.path().extension() == ".cu") corpus.push_back(read_fixture(file.path()));
     std::sort(corpus.begin(), corpus.end(), [](auto& a, auto& b) { return a.path < b.path; });
     const auto correct = std::count_if(corpus.begin(), corpus.end(),
                                        [](const FixtureSpec& f) { return f.emulated == "PASS"; });
