@@ -29,6 +29,7 @@ struct Options {
     bool emulate = false;     // cudalings emulator: --emulate
     bool explain = false;     // cudalings emulator: --explain
     bool no_emulate = false;  // without a GPU: compile only (SKIPPED, exit 77)
+    bool no_hazards = false;  // on a GPU: no hazard pass on the CPU emulator
     double compile_timeout = 120;
     double case_timeout = 20;
     std::string seed;

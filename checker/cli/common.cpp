@@ -184,6 +184,7 @@ bool check_options(const Options& o, CheckOptions& options) {
     options.compile_seconds = o.compile_timeout;
     options.case_idle_seconds = o.case_timeout;
     options.sanitize = o.sanitize;
+    options.hazards = !o.no_hazards;
     if (o.seed.empty()) {
         options.seed = fresh_seed();
         return true;
@@ -259,6 +260,9 @@ void add_check_flags(CLI::App* command, Options& o) {
                       "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
     command->add_flag("--explain", o.explain,
                       "emulate, and show teaching metrics: bank conflicts, sectors per request");
+    command->add_flag("--no-hazards", o.no_hazards,
+                      "on a GPU, skip the hazard pass (the CPU emulator's race, barrier, mask and "
+                      "bounds checks on the small cases)");
     command->add_flag(
         "--sanitize", o.sanitize,
         "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");

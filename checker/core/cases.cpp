@@ -100,15 +100,27 @@ std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uin
             return s.str();
         }
     }
-    // A threshold from above: all sizes >= t fail, all below pass.
+    // A threshold from above: all sizes >= t fail, all below pass. Only a really large t points
+    // at overflow or coverage (an int index, a capped grid); from a small one up, what changes
+    // is one more block or one more pass, and with only n = 1 (or n <= 2) passing, nothing is
+    // learned from the sizes at all.
     std::vector<std::uint64_t> sizes;
     for (const auto& o : outcomes) sizes.push_back(o.n);
     std::sort(sizes.begin(), sizes.end());
     for (auto t : sizes) {
-        if (all_of_class(outcomes, at_least, t, in, out))
-            return "Only the large sizes (" + format_size(t) +
-                   " and up) fail: look for an index that overflows int, or a grid that does "
-                   "not cover every element (a grid-stride loop needs its stride).";
+        if (all_of_class(outcomes, at_least, t, in, out)) {
+            if (t >= kLargeSize)
+                return "Only the large sizes (" + format_size(t) +
+                       " and up) fail: look for an index that overflows int, or a grid that does "
+                       "not cover every element (a grid-stride loop needs its stride).";
+            const auto passing = std::count_if(outcomes.begin(), outcomes.end(),
+                                               [](const SizeOutcome& o) { return o.passed; });
+            if (passing >= 3)
+                return "Every size from " + format_size(t) +
+                       " up fails and every smaller one passes: look at what changes at that "
+                       "size (a second block, a second pass, a loop that runs more than once).";
+            return {};
+        }
         if (all_of_class(outcomes, below, t, in, out))
             return "Only the small sizes (below " + format_size(t) +
                    ") fail: look for code that assumes at least a block, a warp or a vector of "

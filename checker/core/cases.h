@@ -27,6 +27,8 @@ struct SizeOutcome {
 // A sentence naming the size class that fails, when the failures follow one, e.g.
 // "Only sizes that are not a multiple of 256 (the block size) fail: check the bounds test and
 // the rounded-up grid." Empty when there is no clear pattern (or nothing failed).
+// From this size up, failures point at 32-bit overflow or a grid that does not cover the data.
+inline constexpr std::uint64_t kLargeSize = std::uint64_t{1} << 20;
 std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uint64_t block = 256);
 
 // The same for 2-D shapes (rows × cols): "Only the non-square shapes fail", "Only shapes with a

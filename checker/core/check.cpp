@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <future>
 #include <random>
+#include <set>
+#include <tuple>
 #include <sstream>
 #include <thread>
 
@@ -548,15 +550,23 @@ ChildOptions Checker::runner_options() const {
     o.channel_idle_seconds = options_.case_idle_seconds;
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
-    if (emulating_) {
-        o.env["CUDALINGS_EMU_MODE"] = options_.explain ? "explain" : "check";
-        // Blocks in a shuffled order, several resident at a time: a step that relies on the
-        // order blocks happen to start in, or on blocks running one at a time, shows it.
-        o.env["CUDALINGS_EMU_BLOCK_ORDER"] = "shuffle";
-        o.env["CUDALINGS_EMU_RESIDENT"] = "4";
-        o.env["CUDALINGS_EMU_SEED"] = format_seed(options_.seed);
-    }
+    if (emulating_)
+        o.env = emulated_environment(options_.seed, options_.explain,
+                                     options_.case_idle_seconds / 2);
     return o;
+}
+
+std::map<std::string, std::string> Checker::emulated_environment(std::uint64_t seed, bool explain,
+                                                                 double time_limit) const {
+    // Blocks in a shuffled order, several resident at a time: a step that relies on the order
+    // blocks happen to start in, or on blocks running one at a time, shows it. A case still
+    // running after the time limit is reported by the emulator (too slow to emulate, or a
+    // thread that never ends, with its line) before the checker's no-progress limit.
+    return {{"CUDALINGS_EMU_MODE", explain ? "explain" : "check"},
+            {"CUDALINGS_EMU_BLOCK_ORDER", "shuffle"},
+            {"CUDALINGS_EMU_RESIDENT", "4"},
+            {"CUDALINGS_EMU_SEED", format_seed(seed)},
+            {"CUDALINGS_EMU_TIME_LIMIT", format_number(time_limit, 6)}};
 }
 
 // What one runner process said, folded into the report; returns the case in progress when the
@@ -850,9 +860,21 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
             return r;
         });
     };
+    // The hazard pass builds the file for the emulator while nvcc builds it for the GPU, and
+    // runs the small cases on the emulator while the GPU runs them all.
+    std::promise<bool> nvcc_done;
+    auto stop_hazards = std::make_shared<std::atomic<bool>>(false);
+    std::future<HazardPass> hazards;
+    if (options_.hazards && runs_on_gpu())
+        hazards = std::async(std::launch::async, &Checker::hazard_pass, this, std::cref(lesson),
+                             std::cref(step), report.file, nvcc_done.get_future().share(),
+                             stop_hazards.get());
     const bool built =
         compile(lesson, step, report.file, solution_file, report, object, start_first_runner);
     hold->store(built ? 1 : -1);
+    // A file nvcc did not accept gets its verdict now: the emulator's build stops.
+    if (!built) stop_hazards->store(true);
+    nvcc_done.set_value(built);
     if (!built) return finish();  // (a held runner is killed; `first` waits for it)
     const GpuInfo& g = gpu();
     // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
@@ -876,20 +898,142 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     if (options_.sanitize && report.internal_error.empty() && report.load_error.empty() &&
         report.verdict != Verdict::SetupError)
         sanitize(lesson, step, object, report);
+    // After the sanitizer's: a tool the learner asked for speaks first.
+    if (hazards.valid()) fold_hazards(report, hazards.get());
     conclude(report);
     return finish();
 }
 
-// cudalings emulator: the learner's file (already accepted by nvcc) rewritten and built with
-// g++ for the CPU emulator, then run by cudalings-runner-emu. See checker/core/emulate.h.
-void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report) {
-    report.gpu = kEmulatedLabel;
+// ------------------------------------------------------------------ the hazard pass
+// A GPU gives the right numbers for many racy kernels (a missing barrier, the volatile warp
+// trick, lanes missing from a mask, a read one past the end that lands in padding): the GPU's
+// verdict alone would call them correct. So a GPU check also runs the small cases on the CPU
+// emulator, whose analysis sees the hazard itself, and a hazard is MEMORY_ERROR with its lines
+// (conclude() folds the findings into the verdict). Its result is cached per built file: the
+// emulator runs with a seed derived from the file, so the same file gets the same findings.
+
+Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInfo& step,
+                                         const std::string& file, std::shared_future<bool> built,
+                                         const std::atomic<bool>* cancel) {
+    quiet_ = true;  // this thread's progress is not the learner's progress line
+    HazardPass out;
+    const std::string checked = "the CPU emulator's hazard pass (races, barriers, warp masks, "
+                                "bounds, uninitialised reads) ran the cases up to " +
+                                format_size(kHazardMaxN);
+    const EmulatedObject emulated = emulated_object(lesson, file, cancel);
+    if (emulated.path.empty()) {
+        built.wait();
+        if (built.get())
+            out.note = "hazard pass not run (the GPU's verdict stands): " +
+                       (!emulated.skipped.empty() ? emulated.skipped
+                        : emulated.setup          ? emulated.setup->line()
+                                                  : emulated.internal);
+        return out;
+    }
+    std::string error;
+    const std::string checks = lesson_checks(lesson, true, false, &error);
+    if (checks.empty()) {
+        out.note = "hazard pass not run: " + error;
+        return out;
+    }
+    Hasher h;
+    h.add("hazards-v1").add(emulated.key).add(file_identity(checks));
+    h.add(file_identity(emulated_runner())).add(file_identity(paths_.tool_dir + "/libcudalings_emu.so"));
+    h.add(std::to_string(kHazardMaxN)).add(step.problem);
+    const std::string key = h.hex();
+    const std::string cache = paths_.state_dir + "/hazards/" + key + ".json";
+    auto from_json = [&](const json& j) {
+        for (const auto& f : j.at("findings"))
+            out.findings.push_back({f.value("tool", ""), f.value("message", ""),
+                                    f.value("file", ""), f.value("line", 0),
+                                    f.value("detail", "")});
+        out.note = j.value("note", "");
+    };
+    built.wait();
+    if (!built.get()) return out;
+    if (options_.use_cache)
+        if (auto cached = read_cached(cache, [](const json& j) { return j.contains("findings"); })) {
+            from_json(*cached);
+            return out;
+        }
+    const std::uint64_t seed = std::stoull(key.substr(0, 16), nullptr, 16);
+    std::vector<std::string> argv{emulated_runner(), "check",       "--checks", checks,
+                                  "--problem",       step.problem,  "--step",   emulated.path,
+                                  "--seed",          format_seed(seed), "--first-case", "0",
+                                  "--max-n",         std::to_string(kHazardMaxN)};
+    ChildOptions o;
+    o.wall_seconds = options_.runner_seconds;
+    o.channel_idle_seconds = options_.case_idle_seconds;
+    o.output_cap = 8 * 1024;
+    o.memory_limit = options_.host_memory_limit;
+    // Small cases: a kernel still running after a few seconds is reported as too slow to
+    // emulate, and the GPU's own verdict decides.
+    o.env = emulated_environment(seed, false, std::min(5.0, options_.case_idle_seconds / 2));
+    std::vector<json> events;
+    const ChildResult child =
+        run_runner(argv, o, events, nullptr, options_.sandbox.get(), runner_view(argv, false));
+    std::set<std::tuple<std::string, std::string, int>> seen;
+    std::vector<EmulatorFinding> found;
+    bool unsupported = false, slow = false;
+    int cases = 0;
+    for (const auto& e : events) {
+        if (e.value("event", "") != CaseResult::kEvent) continue;
+        const CaseResult c = e.get<CaseResult>();
+        ++cases;
+        for (const auto& f : c.emulator) {
+            if (f.kind == "unsupported") unsupported = true;
+            if (f.kind == "slow" || f.kind == "stuck") slow = true;
+            // Hazards only: what the GPU's own run decides (a trap, a refused launch, a
+            // kernel too slow to emulate) is not the hazard pass's to judge.
+            if (f.severity != "error" || f.kind == "unsupported" || f.kind == "slow" ||
+                f.kind == "stuck" || f.kind == "trap" || f.kind == "launch")
+                continue;
+            if (seen.insert({f.kind, f.file, f.line}).second) found.push_back(f);
+        }
+    }
+    // The finding that names the bug first (conclude() quotes the first).
+    std::stable_sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+        return emulator_finding_rank(a.kind) < emulator_finding_rank(b.kind);
+    });
+    for (const auto& f : found)
+        out.findings.push_back({"emulator", f.message, f.file, f.line, f.detail});
+    if (unsupported) {
+        out.note = "hazard pass stopped: the emulator cannot run part of this file (the GPU's "
+                   "verdict stands for it)";
+    } else if (child.timed_out || slow) {
+        out.note = checked + " but stopped after " + std::to_string(cases) +
+                   " of them (too slow under emulation): later cases were not checked for hazards";
+    } else {
+        out.note = checked + (out.findings.empty() ? ": nothing found" : "");
+    }
+    if (!child.timed_out && child.started) {
+        json j{{"note", out.note}, {"findings", json::array()}};
+        for (const auto& f : out.findings)
+            j["findings"].push_back({{"tool", f.tool}, {"message", f.message}, {"file", f.file},
+                                     {"line", f.line}, {"detail", f.detail}});
+        if (make_dirs(paths_.state_dir + "/hazards")) write_file_atomic(cache, j.dump() + "\n");
+    }
+    return out;
+}
+
+void fold_hazards(StepReport& report, const Checker::HazardPass& hazards) {
+    report.findings.insert(report.findings.end(), hazards.findings.begin(),
+                           hazards.findings.end());
+    if (!hazards.note.empty() && hazards.findings.empty()) report.notes.push_back(hazards.note);
+}
+
+// The learner's file (already accepted by nvcc) built for the emulator, or cached. Says why not:
+// the emulator's limit (`skipped`: a blocker, or g++ could not build it), a setup problem, or
+// the checker's own failure (`internal`).
+Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson,
+                                                 const std::string& file,
+                                                 const std::atomic<bool>* cancel) {
+    EmulatedObject out;
     bool ok = false;
-    std::string blocker = emulation_blocker(read_file(report.file, &ok));
+    std::string blocker = emulation_blocker(read_file(file, &ok));
     if (!blocker.empty()) {
-        report.verdict = Verdict::Skipped;
-        report.reason = "it compiles; it cannot be emulated: " + blocker + " (run it on a GPU)";
-        return;
+        out.skipped = "it cannot be emulated: " + blocker;
+        return out;
     }
     EmulatedBuild b;
     b.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
@@ -897,75 +1041,109 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     b.emulator_include = emulator_include_dir(paths_.tool_dir);
     b.cuda_include = cuda_include_dir();
     b.include_dirs = {paths_.lesson_dir(lesson), paths_.common_dir()};
-    b.source = fs::absolute(report.file).string();
-    std::string key = emulated_cache_key(b, headers_in(b.include_dirs));
+    b.source = fs::absolute(file).string();
+    out.key = emulated_cache_key(b, headers_in(b.include_dirs));
     std::string dir = paths_.state_dir + "/build-emu";
-    b.output = dir + "/" + key + ".so";
-    if (!(options_.use_cache && ::access(b.output.c_str(), R_OK) == 0)) {
-        if (!make_dirs(dir)) {
-            set_setup_error(report, cannot_create_directory(dir, errno));
-            return;
-        }
-        // sandbox: outputs in a directory of their own; the three commands share one limit.
-        PrivateDir work(dir);
-        if (!work.ok()) {
-            report.verdict = Verdict::InternalError;
-            report.reason = "cannot create a build directory in " + dir;
-            return;
-        }
-        std::string tmp = work.path() + "/" + key;
-        b.rewritten = tmp + ".cpp";
-        b.object = tmp + ".o";
-        std::string final_output = b.output;
-        b.output = tmp + ".so";
-        SandboxView view = build_view(b.include_dirs, b.source, work.path(), {b.cxx});
-        view.read_only.insert(view.read_only.end(),
-                              {b.rewriter, b.emulator_include, b.cuda_include});
-        const auto deadline = after_seconds(options_.compile_seconds);
-        say("building for the CPU emulator");
-        for (const auto& cmd : emulated_build_commands(b)) {
-            ChildOptions o;
-            o.wall_seconds = seconds_until(deadline);
-            o.output_cap = 16 * 1024;
-            o.memory_limit = kBuildMemoryLimit;
-            auto child = run_contained(options_.sandbox.get(), cmd, o, view);
-            if (!child.exited_ok()) {
-                auto problem = !child.started
-                                   ? std::optional<SetupProblem>(cannot_run(
-                                         "the emulator's build", cmd[0], child.start_error))
-                                   : setup_problem_in_build_output(child.err.head + child.out.head);
-                if (problem) {
-                    set_setup_error(report, *problem);
-                    std::error_code ec;
-                    for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
-                    return;
-                }
-                Diagnostic first =
-                    first_error(parse_compiler_output(child.err.head + child.out.head));
-                report.verdict = Verdict::InternalError;
-                report.reason =
-                    "nvcc accepted the file but the emulator cannot build it: " +
-                    (first.message.empty() ? child.err.head.substr(0, 300) : first.message) +
-                    (child.started ? "" : " (" + child.start_error + ")");
-                std::error_code ec;
-                for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
-                return;
-            }
+    b.output = dir + "/" + out.key + ".so";
+    if (options_.use_cache && ::access(b.output.c_str(), R_OK) == 0) {
+        out.path = b.output;
+        return out;
+    }
+    if (!make_dirs(dir)) {
+        out.setup = cannot_create_directory(dir, errno);
+        return out;
+    }
+    // sandbox: outputs in a directory of their own; the three commands share one limit.
+    PrivateDir work(dir);
+    if (!work.ok()) {
+        out.internal = "cannot create a build directory in " + dir;
+        return out;
+    }
+    std::string tmp = work.path() + "/" + out.key;
+    b.rewritten = tmp + ".cpp";
+    b.object = tmp + ".o";
+    std::string final_output = b.output;
+    b.output = tmp + ".so";
+    SandboxView view = build_view(b.include_dirs, b.source, work.path(), {b.cxx});
+    view.read_only.insert(view.read_only.end(), {b.rewriter, b.emulator_include, b.cuda_include});
+    const auto deadline = after_seconds(options_.compile_seconds);
+    say("building for the CPU emulator");
+    for (const auto& cmd : emulated_build_commands(b)) {
+        ChildOptions o;
+        o.wall_seconds = seconds_until(deadline);
+        o.output_cap = 16 * 1024;
+        o.memory_limit = kBuildMemoryLimit;
+        o.cancel = cancel;
+        auto child = run_contained(options_.sandbox.get(), cmd, o, view);
+        if (child.exited_ok()) continue;
+        if (child.cancelled) {
+            std::error_code ec;
+            for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
+            out.internal = "cancelled";
+            return out;
         }
         std::error_code ec;
-        fs::rename(b.output, final_output, ec);
-        fs::remove(b.rewritten, ec);
-        fs::remove(b.object, ec);
-        b.output = final_output;
+        for (const auto& f : {b.rewritten, b.object, b.output}) fs::remove(f, ec);
+        out.setup = !child.started ? std::optional<SetupProblem>(cannot_run(
+                                         "the emulator's build", cmd[0], child.start_error))
+                                   : setup_problem_in_build_output(child.err.head + child.out.head);
+        if (out.setup) return out;
+        // nvcc accepted the file: what g++ cannot build is the emulator's limit (a library it
+        // does not provide, a construct it does not rewrite), never the learner's error.
+        Diagnostic first = first_error(parse_compiler_output(child.err.head + child.out.head));
+        out.skipped = "the emulator cannot build it: " +
+                      (first.message.empty() ? child.err.head.substr(0, 300) : first.message) +
+                      (first.line > 0 ? " (line " + std::to_string(first.line) + ")" : "") +
+                      (child.started ? "" : " (" + child.start_error + ")");
+        return out;
+    }
+    std::error_code ec;
+    fs::rename(b.output, final_output, ec);
+    fs::remove(b.rewritten, ec);
+    fs::remove(b.object, ec);
+    out.path = final_output;
+    return out;
+}
+
+// cudalings emulator: the learner's file (already accepted by nvcc) rewritten and built with
+// g++ for the CPU emulator, then run by cudalings-runner-emu. See checker/core/emulate.h.
+void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report) {
+    report.gpu = kEmulatedLabel;
+    const EmulatedObject b = emulated_object(lesson, report.file);
+    if (b.setup) {
+        set_setup_error(report, *b.setup);
+        return;
+    }
+    if (!b.internal.empty()) {
+        report.verdict = Verdict::InternalError;
+        report.reason = b.internal;
+        return;
+    }
+    if (!b.skipped.empty()) {
+        report.verdict = Verdict::Skipped;
+        report.reason = "it compiles; " + b.skipped + " (run it on a GPU)";
+        return;
     }
     emulating_ = true;
-    run(lesson, step, b.output, report);
+    run(lesson, step, b.path, report);
     emulating_ = false;
     report.notes.push_back(
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
-        " only, blocks in a shuffled order; no timing, no compute-sanitizer, and the emulator's "
-        "memory is sequentially consistent (a missing __threadfence does not show)");
+        " only, blocks in a shuffled order, 4 at a time. Not checked here: larger sizes (an "
+        "index that overflows 32 bits, a grid or a last pass that only larger sizes reach), "
+        "timing, and weak memory (the emulator is sequentially consistent: a missing "
+        "__threadfence shows only as a race); a GPU checks those");
     conclude(report);
+    // Something the emulator cannot run: no verdict from it.
+    for (const auto& c : report.cases)
+        for (const auto& f : c.emulator)
+            if (f.kind == "unsupported") {
+                report.verdict = Verdict::Skipped;
+                report.reason = "it compiles; it cannot be emulated: " + f.message +
+                                (f.line > 0 ? " (line " + std::to_string(f.line) + ")" : "") +
+                                " (run it on a GPU)";
+                return;
+            }
 }
 
 }  // namespace cudalings

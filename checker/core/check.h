@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <future>
@@ -18,6 +19,8 @@
 #include "devcheck.h"
 #include "manifest.h"
 #include "report.h"
+#include "sanitize.h"
+#include "setup.h"
 #include "supervise.h"
 
 namespace cudalings {
@@ -48,6 +51,9 @@ struct CheckOptions {
     bool emulate = false;              // --emulate: even where a GPU is present
     bool emulate_without_gpu = false;  // emulate automatically where there is no GPU
     bool explain = false;              // --explain: the emulator's teaching metrics
+    // On a GPU, the emulator's analysis of the small cases too (races, barriers, masks, bounds,
+    // uninitialised reads): a hazard is MEMORY_ERROR whatever numbers the GPU happened to give.
+    bool hazards = true;
     // Sealed runs (sandbox.h): when set, every child that reads or runs the learner's code
     // (preprocessing, nvcc, nm, the emulator's build, the runner, compute-sanitizer) runs in it.
     std::shared_ptr<const Sandbox> sandbox;
@@ -59,6 +65,19 @@ struct CheckOptions {
 class Checker {
   public:
     Checker(CoursePaths paths, Manifest manifest, CheckOptions options);
+
+    // What the hazard pass of a GPU check found (tool "emulator"), and what it ran.
+    struct HazardPass {
+        std::vector<SanitizerFinding> findings;
+        std::string note;  // what was checked, or why it was not
+    };
+    // The hazard pass of a GPU check: the emulator's findings on the cases up to kHazardMaxN,
+    // once `built` says nvcc accepted the file (check() runs it beside the GPU's cases, on its
+    // own thread). Cached per built file.
+    // `cancel` (optional) stops its build at once: nvcc rejected the file, the verdict is known.
+    HazardPass hazard_pass(const LessonInfo& lesson, const StepInfo& step, const std::string& file,
+                           std::shared_future<bool> built,
+                           const std::atomic<bool>* cancel = nullptr);
 
     const GpuInfo& gpu();  // probed once (and cached per machine state)
     // A check runs on the GPU unless --emulate, or there is no GPU.
@@ -108,6 +127,9 @@ class Checker {
                                          const StepReport& report, int first_case,
                                          bool first_child) const;
     ChildOptions runner_options() const;
+    // The emulated runner's schedule and mode (docs/emulator.md, "Schedules").
+    std::map<std::string, std::string> emulated_environment(std::uint64_t seed, bool explain,
+                                                            double time_limit) const;
     int read_events(const std::vector<nlohmann::json>& events, bool first_child, StepReport& report,
                     std::map<int, CaseResult>& cases, int& total, int& next_case,
                     std::string& phase, bool& done);
@@ -120,13 +142,25 @@ class Checker {
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
              StepReport& report, std::future<RunnerRun>* first = nullptr);
     // cudalings emulator: build the learner's file for it and run the cases (emulate.h)
+    struct EmulatedObject {
+        std::string path;     // the built file, when there is one
+        std::string key;      // its cache key
+        std::string skipped;  // the emulator's limit: why it cannot run this file
+        std::optional<SetupProblem> setup;
+        std::string internal;
+    };
+    EmulatedObject emulated_object(const LessonInfo& lesson, const std::string& file,
+                                   const std::atomic<bool>* cancel = nullptr);
+
     void run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report);
     bool emulating_ = false;
     void sanitize(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
                   StepReport& report);
     std::string nvcc() const;
+    // Progress for the learner; not from the hazard pass's thread (the line shows the GPU's).
+    static inline thread_local bool quiet_ = false;
     void say(const std::string& what) const {
-        if (progress_) progress_(what);
+        if (progress_ && !quiet_) progress_(what);
     }
 
     CoursePaths paths_;
@@ -136,6 +170,9 @@ class Checker {
     std::optional<double> copy_gbps_;
     std::function<void(const std::string&)> progress_;
 };
+
+// The hazard pass's findings join the report's (conclude() makes them the verdict).
+void fold_hazards(StepReport& report, const Checker::HazardPass& hazards);
 
 // Seeds: a fresh one per run unless the learner asks for one.
 std::uint64_t fresh_seed();

@@ -17,8 +17,10 @@ struct CompileRequest {
     std::vector<std::string> libraries;  // linked in: "cublas" (a lesson's baselines)
 };
 
-// The default architecture when no GPU is present: compile-only, proves the file builds.
-inline constexpr std::string_view kCompileOnlyArch = "sm_75";
+// The architecture when no GPU is present: compile-only, proves the file builds (and the
+// emulator runs it). A modern one, so that what lessons may use on a current GPU builds
+// (__reduce_add_sync needs sm_80, clusters sm_90): Hopper, the course's reference GPU.
+inline constexpr std::string_view kCompileOnlyArch = "sm_90";
 
 // nvcc, as an argv, building a shared object the runner loads with dlopen.
 std::vector<std::string> nvcc_command(const CompileRequest& request);

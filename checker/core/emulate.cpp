@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 
 #include "compile.h"
 #include "hash.h"
@@ -26,10 +27,36 @@ std::string emulation_blocker(const std::string& text) {
     // Comments do not count: strip // and /* */ first.
     static const std::regex comments(R"(//[^\n]*|/\*[\s\S]*?\*/)");
     std::string code = std::regex_replace(text, comments, " ");
-    static const std::regex cub(R"(#\s*include\s*[<"](cub|cuda/|thrust)/)");
+    // Nor does code in `#if 0` (nested conditionals inside it are skipped with it).
+    std::string kept;
+    std::istringstream lines(code);
+    std::string line;
+    int disabled = 0;  // depth of conditionals inside an #if 0, 0 when not in one
+    static const std::regex if0(R"(^\s*#\s*if\s+0\b)"), any_if(R"(^\s*#\s*if)"),
+        endif(R"(^\s*#\s*endif\b)"), else_(R"(^\s*#\s*(else|elif)\b)");
+    while (std::getline(lines, line)) {
+        if (disabled) {
+            if (std::regex_search(line, any_if))
+                ++disabled;
+            else if (std::regex_search(line, endif))
+                --disabled;
+            else if (disabled == 1 && std::regex_search(line, else_))
+                disabled = 0;
+            continue;
+        }
+        if (std::regex_search(line, if0)) {
+            disabled = 1;
+            continue;
+        }
+        kept += line + "\n";
+    }
+    code = kept;
+    // CUB and Thrust are device libraries (inline PTX, __CUDA_ARCH__ paths). libcu++
+    // (<cuda/std/...>, <cuda/atomic>) and cooperative groups are tried: a build that fails is
+    // SKIPPED with the compiler's reason (Checker::run_emulated).
+    static const std::regex cub(R"(#\s*include\s*[<"](cub|thrust)/)");
     if (std::regex_search(code, cub))
-        return "it uses CUB/Thrust/libcu++ headers, which the emulator cannot build (they use "
-               "inline PTX)";
+        return "it uses CUB or Thrust, which the emulator cannot build (they use inline PTX)";
     static const std::regex ptx(R"(\basm\s*(volatile\s*)?\(|\b__asm__\b)");
     if (std::regex_search(code, ptx))
         return "it uses inline PTX (asm), which the emulator cannot run";
@@ -37,18 +64,16 @@ std::string emulation_blocker(const std::string& text) {
 }
 
 std::vector<std::vector<std::string>> emulated_build_commands(const EmulatedBuild& b) {
-    std::vector<std::string> compile{b.cxx,
-                                     "-std=c++17",
-                                     "-O2",
-                                     "-g",
-                                     "-gdwarf-4",
-                                     "-fPIC",
-                                     "-w",  // nvcc already showed the warnings
-                                     "-include",
-                                     b.emulator_include + "/cudalings_emu/cuda_emu.h",
-                                     "-I" + b.emulator_include,
-                                     "-isystem",
-                                     b.cuda_include};
+    std::vector<std::string> compile{
+        b.cxx, "-std=c++17", "-O2", "-g", "-gdwarf-4", "-fPIC",
+        "-w",  // nvcc already showed the warnings
+        // Aggregates stay whole: a float4 load or store is one
+        // 16-byte access (alignment, --explain), not four floats.
+        "-fno-tree-sra", "-include", b.emulator_include + "/cudalings_emu/cuda_emu.h",
+        // Its cooperative_groups.h comes before NVIDIA's.
+        "-I" + b.emulator_include,
+        // libcu++ (<cuda/std/...>) where nvcc finds it.
+        "-isystem", b.cuda_include + "/cccl", "-isystem", b.cuda_include};
     if (b.instrument) {
         // ThreadSanitizer's instrumentation only: the emulator provides the hooks.
         compile.insert(compile.end(), {"-fsanitize=thread", "--param=tsan-distinguish-volatile=1",
@@ -68,7 +93,7 @@ std::vector<std::vector<std::string>> emulated_build_commands(const EmulatedBuil
 
 std::string emulated_cache_key(const EmulatedBuild& b, const std::vector<std::string>& headers) {
     Hasher h;
-    h.add("emulated-v1");
+    h.add("emulated-v2");
     EmulatedBuild flags = b;
     flags.rewritten = flags.object = flags.output = "";
     for (const auto& cmd : emulated_build_commands(flags))
@@ -78,6 +103,7 @@ std::string emulated_cache_key(const EmulatedBuild& b, const std::vector<std::st
     for (const auto& header : headers_beside(b.source)) h.add(header).add_file(header);
     h.add_file(b.emulator_include + "/cudalings_emu/cuda_emu.h");
     h.add_file(b.emulator_include + "/cudalings_emu/abi.h");
+    h.add_file(b.emulator_include + "/cooperative_groups.h");
     h.add_file(b.rewriter);
     return h.hex();
 }

@@ -16,6 +16,10 @@ inline constexpr const char* kEmulatedLabel =
 // thread in tens of nanoseconds, a GPU runs billions per second.
 inline constexpr unsigned long long kEmulatedMaxN = (1ull << 16) + 3;
 
+// The hazard pass of a GPU check runs the cases up to this size on the emulator: every edge
+// case, and a few blocks' worth of elements.
+inline constexpr unsigned long long kHazardMaxN = (1ull << 12) + 3;
+
 // Emulate when forced, or when there is no GPU.
 bool should_emulate(bool forced, bool gpu_present);
 

@@ -30,6 +30,22 @@ struct EmulatorFinding {
     std::uint64_t count = 1;
 };
 
+// Which of several emulator findings names the bug (lower first): a wait that never ends, then
+// a race (a read of garbage after a missing barrier is also an uninitialised read: the race is
+// the cause), a warp mask, a barrier, an access out of bounds, an uninitialised read.
+inline int emulator_finding_rank(const std::string& kind) {
+    static const char* const order[] = {"deadlock",          "cross-block-wait", "race",
+                                        "warp-mask",         "divergent-barrier", "skipped-barrier",
+                                        "out-of-bounds",     "misaligned",        "use-after-free",
+                                        "host-pointer",      "uninitialised-shared"};
+    int rank = 0;
+    for (const char* k : order) {
+        if (kind == k) return rank;
+        ++rank;
+    }
+    return rank;
+}
+
 // The outcome of one case (event "case").
 struct CaseResult {
     static constexpr const char* kEvent = "case";

@@ -161,7 +161,7 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         if (!f.detail.empty()) s << "      " << f.detail << "\n";
     }
     if (r.findings.size() > 5 && !o.verbose)
-        s << "  (" << r.findings.size() - 5 << " more sanitizer findings: -v shows all)\n";
+        s << "  (" << r.findings.size() - 5 << " more findings: -v shows all)\n";
     if (!r.sanitizer_note.empty()) s << "  sanitizer: " << r.sanitizer_note << "\n";
     for (const auto& t : r.timings) {
         std::string size = t.size.rfind("n=", 0) == 0 ? "n = " + t.size.substr(2) : t.size;

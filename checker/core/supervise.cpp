@@ -231,11 +231,19 @@ class MemoryCgroup {
     for (int sig : kTerminationSignals) signal(sig, SIG_DFL);
     sigprocmask(SIG_SETMASK, &mask, nullptr);
     int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) dup2(devnull, 0);
-    dup2(out.write_end, 1);
-    dup2(err.write_end, 2);
-    if (options.result_channel) dup2(channel.write_end, 3);
-    if (!options.secret.empty()) dup2(secret.read_end, 4);
+    DescriptorMove moves[5];
+    int count = 0;
+    if (devnull >= 0) moves[count++] = {devnull, 0};
+    moves[count++] = {out.write_end, 1};
+    moves[count++] = {err.write_end, 2};
+    if (options.result_channel) moves[count++] = {channel.write_end, 3};
+    if (!options.secret.empty()) moves[count++] = {secret.read_end, 4};
+    if (!arrange_descriptors(moves, count)) {
+        std::string message =
+            std::string("cannot set up the child's descriptors: ") + strerror(errno);
+        (void)!write(report_fd, message.data(), message.size());
+        _exit(127);
+    }
     if (!options.working_dir.empty() && chdir(options.working_dir.c_str()) != 0) {
         std::string message = "cannot enter " + options.working_dir + ": " + strerror(errno);
         (void)!write(report_fd, message.data(), message.size());
@@ -252,6 +260,24 @@ class MemoryCgroup {
 }
 
 }  // namespace
+
+bool arrange_descriptors(const DescriptorMove* moves, int count) {
+    int above = 0;
+    for (int i = 0; i < count; ++i)
+        above = moves[i].target + 1 > above ? moves[i].target + 1 : above;
+    int moved[16];
+    if (count > 16) return false;
+    // Copies above every target first: a dup2 onto a target can then never overwrite a source
+    // that a later move still needs.
+    for (int i = 0; i < count; ++i) {
+        moved[i] = fcntl(moves[i].source, F_DUPFD_CLOEXEC, above);
+        if (moved[i] < 0) return false;
+    }
+    for (int i = 0; i < count; ++i)
+        if (dup2(moved[i], moves[i].target) < 0) return false;  // the target is not CLOEXEC
+    for (int i = 0; i < count; ++i) ::close(moved[i]);
+    return true;
+}
 
 std::string find_program(const std::string& program) {
     if (program.find('/') != std::string::npos) return program;

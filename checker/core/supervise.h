@@ -56,6 +56,16 @@ struct ChildResult {
 
 ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options);
 
+// In a child between fork and exec: makes each `target` descriptor a copy of its `source`,
+// whatever numbers the sources have. A source may itself be another move's target (the
+// checker's threads open and close descriptors while children start, so a pipe the child needs
+// on fd 4 may sit on fd 3 when the fork happens): every source is first moved above all targets.
+// Async-signal-safe (fcntl, dup2, close); false when a descriptor cannot be copied.
+struct DescriptorMove {
+    int source, target;
+};
+bool arrange_descriptors(const DescriptorMove* moves, int count);
+
 // Where `program` lives: itself when it names a path, else the first executable of that name on
 // PATH; empty when there is none.
 std::string find_program(const std::string& program);

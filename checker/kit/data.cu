@@ -65,12 +65,21 @@ u64 read_counter_and_free(unsigned long long* counter, cudaStream_t s) {
     return value;
 }
 
-void mark_extent(const void* p, std::size_t bytes) {
+void mark_extent(const void* p, std::size_t bytes, const std::string& name,
+                 std::size_t element_bytes) {
 #ifdef CUDALINGS_EMULATOR
     cudalings_emu::cudalings_emu_set_extent(p, bytes);
+    // An identifier for "output[257]": "the output" -> output, "out[0]" -> out.
+    std::string id = name.rfind("the ", 0) == 0 ? name.substr(4) : name;
+    id = id.substr(0, id.find_first_of("[ "));
+    cudalings_emu::cudalings_emu_name_array(p, id.c_str(), element_bytes);
+    // A kernel's store of the poison is a NaN it wrote (the GPU's arithmetic canonicalises it).
+    cudalings_emu::cudalings_emu_set_poison(kPoisonBits);
 #else
     (void)p;
     (void)bytes;
+    (void)name;
+    (void)element_bytes;
 #endif
 }
 
@@ -128,7 +137,7 @@ OutputBytes::OutputBytes(Problem& owner, std::string name, u64 n, std::size_t el
     if (detail::spare_outputs(owner))
         spare_ = std::make_unique<dev::Array<unsigned char>>(n * element_bytes);
     // Under emulation, a learner's access into a guard zone is reported at its line.
-    detail::mark_extent(mem_.data(), mem_.bytes());
+    detail::mark_extent(mem_.data(), mem_.bytes(), this->name(), element_bytes);
 }
 
 unsigned char* OutputBytes::data(Side side) const {

@@ -98,8 +98,10 @@ cudaStream_t stream_of(const Problem& p);
 u64 seed_of(const Problem& p);
 bool exact_inputs(const Problem& p);
 bool spare_outputs(const Problem& p);
-// Under the emulator: accesses outside [p, p + bytes) are reported at the learner's line.
-void mark_extent(const void* p, std::size_t bytes);
+// Under the emulator: accesses outside [p, p + bytes) are reported at the learner's line, and
+// reports name the array ("workspace[257]", elements of `element_bytes`).
+void mark_extent(const void* p, std::size_t bytes, const std::string& name,
+                 std::size_t element_bytes);
 
 // Device kernels behind inputs, one per (type, generator).
 template <typename T, typename Gen>
@@ -163,7 +165,7 @@ class Input : public Buffer {
             DEV_CHECK(cudaGetLastError());
             return detail::read_counter_and_free(c, s);
         };
-        detail::mark_extent(mem_.data(), n * sizeof(T));
+        detail::mark_extent(mem_.data(), n * sizeof(T), this->name(), sizeof(T));
         regenerate(detail::seed_of(owner), detail::stream_of(owner));
     }
     // A built-in distribution: floats (`extra`: the row length of a 2-D array, for

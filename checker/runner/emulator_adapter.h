@@ -4,6 +4,9 @@
 // place that reads its diagnostics. Included by main.cpp only when CUDALINGS_EMULATOR is set.
 #pragma once
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -17,27 +20,89 @@ inline bool hangs_on_a_gpu(const std::string& kind) {
     return kind == "deadlock" || kind == "cross-block-wait" || kind == "grid-deadlock";
 }
 
+// The case in progress, and how the runner sends a case's result: the emulator's watchdog
+// reports a CUDA thread that never ends from its own thread (the runner's is stuck in it).
+struct CaseInProgress {
+    cudalings::CaseResult result;
+    void (*send)(const cudalings::CaseResult&) = nullptr;  // sends the result and "done"
+};
+inline CaseInProgress& case_in_progress() {
+    static CaseInProgress c;
+    return c;
+}
+
+// The watchdog's handler: the case is a TIMEOUT with the line the thread loops at, and the
+// process ends (its thread cannot be stopped); the remaining cases are not run.
+inline void report_stuck(const cudalings_emu::Diagnostic& d) {
+    cudalings::CaseResult r = case_in_progress().result;
+    r.verdict = cudalings::Verdict::Timeout;
+    r.reason = "kernel did not finish: a thread loops without touching memory (it never ends)";
+    r.detail = cudalings_emu::format({d});
+    r.emulator.push_back({d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
+    if (case_in_progress().send) case_in_progress().send(r);
+    std::fflush(nullptr);
+    std::_Exit(0);
+}
+
+// Before each case: the emulator's time budget starts now (a launch still running when it
+// is spent is "slow"), and the watchdog knows which case it would report.
+inline void begin_case(const cudalings::CaseResult& c, void (*send)(const cudalings::CaseResult&)) {
+    case_in_progress().result = c;
+    case_in_progress().send = send;
+    cudalings_emu::set_stuck_handler(report_stuck);
+    cudalings_emu::start_time_budget();
+}
+
 inline void attach_emulator_findings(cudalings::CaseResult& r) {
     using cudalings::Verdict;
     const auto found = cudalings_emu::take_diagnostics();
     const bool explain = cudalings_emu::get_options().explain;
     std::vector<cudalings_emu::Diagnostic> shown;
+    // Errors and warnings; a launch the GPU would refuse too (why the call returned an error);
+    // the teaching metrics with --explain.
     for (const auto& d : found)
-        if (d.severity == "error" || d.severity == "warning" || (explain && d.kind == "metric"))
+        if (d.severity == "error" || d.severity == "warning" || d.kind == "launch" ||
+            (explain && d.kind == "metric"))
             shown.push_back(d);
     if (shown.empty()) return;
+    for (const auto& d : shown)
+        if (d.kind == "unsupported") {
+            // Something the emulator cannot run: no verdict on this case (the checker makes the
+            // step SKIPPED and says why).
+            r.verdict = Verdict::Skipped;
+            r.reason = "emulator: unsupported";
+            r.detail = d.message;
+            r.emulator.push_back(
+                {d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
+            return;
+        }
+    // The finding that names the bug (a hang first, then a race: cudalings::
+    // emulator_finding_rank), and it leads the text.
+    std::stable_sort(shown.begin(), shown.end(), [](const auto& a, const auto& b) {
+        return cudalings::emulator_finding_rank(a.kind) < cudalings::emulator_finding_rank(b.kind);
+    });
     const cudalings_emu::Diagnostic* first_error = nullptr;
     for (const auto& d : shown)
-        if (d.severity == "error" && (!first_error || hangs_on_a_gpu(d.kind))) {
+        if (d.severity == "error") {
             first_error = &d;
-            if (hangs_on_a_gpu(d.kind)) break;
+            break;
         }
+    // A launch stopped for being too slow decides the case (its error code would read as a
+    // crash), whatever else was found on the way.
+    for (const auto& d : shown)
+        if (d.kind == "slow" && !(first_error && hangs_on_a_gpu(first_error->kind)))
+            first_error = &d;
     std::string text = cudalings_emu::format(shown);
     while (!text.empty() && text.back() == '\n') text.pop_back();
-    if (first_error && hangs_on_a_gpu(first_error->kind)) {
+    if (first_error && first_error->kind == "slow") {
+        // Not a hang: the kernel kept making progress, the emulator is too slow for it.
+        r.verdict = Verdict::Timeout;
+        r.reason = "too slow under emulation (still making progress, not a hang)";
+        r.detail = text;
+    } else if (first_error && hangs_on_a_gpu(first_error->kind)) {
         // The call ended with the emulator's launch timeout: a TIMEOUT, explained.
         r.verdict = Verdict::Timeout;
-        r.reason = "emulator: " + first_error->kind;
+        r.reason = "kernel did not finish (the emulator found a " + first_error->kind + ")";
         r.detail = text;
     } else if (first_error && (r.verdict == Verdict::Pass || r.verdict == Verdict::Wrong)) {
         r.verdict = Verdict::MemoryError;

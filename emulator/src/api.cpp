@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -120,7 +121,8 @@ std::string here(const char* file, int line) {
 enum class Space { Host, Device, Pinned, Bad };
 Space space_of(const void* p, std::size_t bytes, std::string* why) {
     auto a = reinterpret_cast<std::uintptr_t>(p);
-    if (!in_arena(a)) return Space::Host;
+    // Static data may be a __device__ variable (cudaGetSymbolAddress) or a host array: both.
+    if (!in_arena(a)) return in_loaded_module(a) ? Space::Pinned : Space::Host;
     Allocation* nearest = nullptr;
     Allocation* al = find_allocation(a, &nearest);
     if (!al) {
@@ -340,23 +342,35 @@ CUDALINGS_EMU_API cudaError_t cudaGetLastError(void) {
 CUDALINGS_EMU_API cudaError_t cudaPeekAtLastError(void) { return rt().last_error; }
 
 CUDALINGS_EMU_API const char* cudaGetErrorName(cudaError_t e) {
-    switch (e) {
-#define CASE(x) \
-    case x:     \
-        return #x;
-        CASE(cudaSuccess)
-        CASE(cudaErrorInvalidValue) CASE(cudaErrorMemoryAllocation)
-            CASE(cudaErrorInitializationError) CASE(cudaErrorInvalidConfiguration)
-                CASE(cudaErrorInvalidMemcpyDirection) CASE(cudaErrorInvalidDevice)
-                    CASE(cudaErrorInvalidResourceHandle) CASE(cudaErrorNotSupported)
-                        CASE(cudaErrorIllegalAddress) CASE(cudaErrorMisalignedAddress)
-                            CASE(cudaErrorLaunchFailure) CASE(cudaErrorLaunchTimeout)
-                                CASE(cudaErrorAssert) CASE(cudaErrorNoDevice)
-                                    CASE(cudaErrorInvalidDeviceFunction) CASE(cudaErrorNotReady)
-                                        CASE(cudaErrorUnknown)
-#undef CASE
-                                            default : return "cudaErrorUnknown";
-    }
+#define CUDALINGS_ERROR(x) \
+    { x, #x }
+    static const struct {
+        cudaError_t error;
+        const char* name;
+    } names[] = {
+        CUDALINGS_ERROR(cudaSuccess),
+        CUDALINGS_ERROR(cudaErrorInvalidValue),
+        CUDALINGS_ERROR(cudaErrorMemoryAllocation),
+        CUDALINGS_ERROR(cudaErrorInitializationError),
+        CUDALINGS_ERROR(cudaErrorInvalidConfiguration),
+        CUDALINGS_ERROR(cudaErrorInvalidMemcpyDirection),
+        CUDALINGS_ERROR(cudaErrorInvalidDevice),
+        CUDALINGS_ERROR(cudaErrorInvalidResourceHandle),
+        CUDALINGS_ERROR(cudaErrorNotSupported),
+        CUDALINGS_ERROR(cudaErrorIllegalAddress),
+        CUDALINGS_ERROR(cudaErrorMisalignedAddress),
+        CUDALINGS_ERROR(cudaErrorLaunchFailure),
+        CUDALINGS_ERROR(cudaErrorLaunchTimeout),
+        CUDALINGS_ERROR(cudaErrorAssert),
+        CUDALINGS_ERROR(cudaErrorNoDevice),
+        CUDALINGS_ERROR(cudaErrorInvalidDeviceFunction),
+        CUDALINGS_ERROR(cudaErrorNotReady),
+        CUDALINGS_ERROR(cudaErrorUnknown),
+    };
+#undef CUDALINGS_ERROR
+    for (const auto& n : names)
+        if (n.error == e) return n.name;
+    return "cudaErrorUnknown";
 }
 CUDALINGS_EMU_API const char* cudaGetErrorString(cudaError_t e) {
     switch (e) {
@@ -567,8 +581,22 @@ CUDALINGS_EMU_API cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cud
     return cudaSuccess;
 }
 
-CUDALINGS_EMU_API cudaError_t cudaFuncSetAttribute(const void*, cudaFuncAttribute, int) {
+CUDALINGS_EMU_API cudaError_t cudaFuncSetAttribute(const void* f, cudaFuncAttribute attr,
+                                                   int value) {
+    return func_set_attribute("", f, attr, value);
+}
+CUDALINGS_EMU_API cudaError_t cudaGetSymbolAddress(void** p, const void* symbol) {
+    if (!p) return set_error(cudaErrorInvalidValue);
+    *p = const_cast<void*>(symbol);
     return cudaSuccess;
+}
+CUDALINGS_EMU_API cudaError_t cudaLaunchKernel(const void*, dim3, dim3, void**, size_t,
+                                               cudaStream_t) {
+    unsupported(
+        "cudaLaunchKernel of a kernel cast to const void* (the emulator needs the "
+        "kernel's type: pass the kernel itself)",
+        nullptr, 0);
+    return cudaErrorNotSupported;
 }
 CUDALINGS_EMU_API cudaError_t cudaFuncSetCacheConfig(const void*, cudaFuncCache) {
     return cudaSuccess;
@@ -610,3 +638,56 @@ CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_set_extent(const void* p, si
     al->user_begin = a;
     al->user_end = a + bytes;
 }
+
+CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_name_array(const void* p, const char* name,
+                                                               size_t element_bytes) {
+    Allocation* al = find_allocation(reinterpret_cast<std::uintptr_t>(p), nullptr);
+    if (!al || !name) return;
+    al->name = name;
+    al->element = element_bytes;
+    al->host_named = true;
+}
+
+namespace cudalings_emu {
+
+std::string global_location(const Allocation& al, std::uintptr_t a) {
+    const std::uintptr_t base = al.user_end ? al.user_begin : al.begin;
+    // The checker's arrays by name only; a learner's with the line that allocated it.
+    const bool say_where = !al.host_named && al.where.find("unknown") == std::string::npos;
+    if (!al.name.empty() && a >= base) {
+        std::string text = al.element
+                               ? al.name + "[" + std::to_string((a - base) / al.element) + "]"
+                               : "byte " + std::to_string(a - base) + " of " + al.name;
+        if (say_where) text += " (allocated at " + al.where + ")";
+        return text;
+    }
+    std::string text = "byte " + std::to_string(a - al.begin) + " of the " +
+                       std::to_string(al.bytes) + "-byte allocation";
+    if (al.where.find("unknown") == std::string::npos) text += " made at " + al.where;
+    return text;
+}
+
+cudaError_t malloc_named(void** p, std::size_t bytes, const char* file, int line, const char* text,
+                         std::size_t element) {
+    cudaError_t e = allocate(p, bytes, false, here(file, line));
+    if (e != cudaSuccess || !text) return e;
+    // "&partials", "(void**)&d_in", "reinterpret_cast<void**>(&buf)": the variable's name.
+    std::string t = text;
+    std::size_t amp = t.rfind('&');
+    std::string name = amp == std::string::npos ? t : t.substr(amp + 1);
+    while (!name.empty() && (name.back() == ')' || name.back() == ' ')) name.pop_back();
+    while (!name.empty() && (name.front() == '(' || name.front() == ' ')) name.erase(0, 1);
+    bool plain = !name.empty();
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '>' ||
+              c == '-' || c == '[' || c == ']'))
+            plain = false;
+    if (plain) {
+        cudalings_emu_name_array(*p, name.c_str(), element);
+        if (Allocation* al = find_allocation(reinterpret_cast<std::uintptr_t>(*p), nullptr))
+            al->host_named = false;  // the learner's own: say where it was allocated
+    }
+    return e;
+}
+
+}  // namespace cudalings_emu

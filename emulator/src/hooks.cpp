@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "internal.h"
@@ -56,6 +57,14 @@ void refresh_modules() {
               [](auto& x, auto& y) { return x.begin < y.begin; });
 }
 
+bool in_module(std::uintptr_t a);
+}  // namespace
+// __device__ and __constant__ variables live in the loaded modules' data.
+bool in_loaded_module(std::uintptr_t a) {
+    refresh_modules();
+    return in_module(a);
+}
+namespace {
 bool in_module(std::uintptr_t a) {
     static Range last{0, 0};
     if (a - last.begin < last.end - last.begin) return true;
@@ -79,6 +88,10 @@ struct BlockRecord {
     std::vector<std::uint64_t> fences;
 };
 std::vector<BlockRecord> g_blocks;
+// Plain reads of atomically updated words, by instruction, and the instructions whose read some
+// thread then checked with an atomic on the same word (see flush_pending).
+std::map<const void*, Diagnostic> g_guesses;
+std::set<const void*> g_validated_guesses;
 std::uint32_t g_launch_first_block = 1;
 
 BlockRecord* record_of(std::uint32_t serial) {
@@ -122,11 +135,19 @@ const char* access_word(bool write, Access kind) {
                                       : "read of";
 }
 
-struct Who {
-    std::uint32_t block;
-    std::uint16_t tid;
-    std::uint32_t epoch, wsync;
+// Where an access landed, turned into text only when something is reported.
+struct Place {
+    bool shared = false;
+    std::size_t offset = 0;  // in the block's shared window
+    const Allocation* alloc = nullptr;
 };
+std::string place_text(const Place& p, std::uintptr_t a) {
+    if (p.shared) {
+        bool inside = true;
+        return shared_location(p.offset + (a - (a & ~std::uintptr_t{3})), &inside);
+    }
+    return global_location(*p.alloc, a);
+}
 
 // Are the earlier access `prev` and the running thread's access ordered (not a race)?
 // Blocks run concurrently: another block's access is ordered before this one only when both
@@ -134,13 +155,13 @@ struct Who {
 // its block executed a __threadfence() after it, and this block made an atomic or volatile
 // access (the flag or counter it checks) after that fence. The values the emulator computes
 // are sequentially consistent; this is where a missing fence between data and flag shows.
-bool ordered(const Who& prev, Access prev_kind, Access kind, std::uint64_t prev_seq, bool shared) {
+bool ordered(const AccessRecord& prev, Access kind, bool shared) {
     Runtime& r = rt();
     const Thread& t = *r.current;
     const Block& b = *r.block;
     if (prev.block == 0) return true;                    // no earlier access
     if (prev.block < g_launch_first_block) return true;  // an earlier launch
-    if (prev_kind == Access::Atomic && kind == Access::Atomic) return true;
+    if (prev.kind == Access::Atomic && kind == Access::Atomic) return true;
     if (prev.block == b.serial) {
         if (prev.tid == t.linear) return true;
         if (prev.epoch != b.epoch) return true;  // a __syncthreads in between
@@ -148,102 +169,217 @@ bool ordered(const Who& prev, Access prev_kind, Access kind, std::uint64_t prev_
         return false;
     }
     if (shared) return true;  // another block's shared memory (not reachable)
-    if (prev_kind != Access::Plain && kind != Access::Plain) return true;
+    if (prev.kind != Access::Plain && kind != Access::Plain) return true;
     const BlockRecord* other = record_of(prev.block);
     if (!other) return false;
-    auto fence = std::upper_bound(other->fences.begin(), other->fences.end(), prev_seq);
+    auto fence = std::upper_bound(other->fences.begin(), other->fences.end(), prev.seq);
     return fence != other->fences.end() && b.sync_seq > *fence;
 }
 
-std::string who_text(std::uint32_t block, std::uint16_t tid) {
+std::string who_text(const AccessRecord& a) {
     Runtime& r = rt();
-    std::string thread = "thread " + std::to_string(tid);
-    if (block == r.block->serial) return thread + " of this block";
-    if (const BlockRecord* other = record_of(block))
+    std::string thread = "thread " + std::to_string(a.tid);
+    if (a.block == r.block->serial) return thread + " of this block";
+    if (const BlockRecord* other = record_of(a.block))
         return thread + " of block " + block_name(other->idx);
     return thread + " of another block";
 }
 
-void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void* pc, bool shared,
-                const std::string& where) {
-    (void)a;
+AccessRecord record_now(Access kind, const void* pc) {
     Runtime& r = rt();
     const Thread& t = *r.current;
     const Block& b = *r.block;
-    Who me{b.serial, std::uint16_t(t.linear), b.epoch, b.warp_sync[t.warp]};
-    if (shared && !write && kind != Access::Atomic && s.w_block != b.serial) {
+    AccessRecord a;
+    a.block = b.serial;
+    a.tid = std::uint16_t(t.linear);
+    a.epoch = b.epoch;
+    a.wsync = b.warp_sync[t.warp];
+    a.kind = kind;
+    a.seq = r.sync_counter;
+    a.pc = pc;
+    return a;
+}
+
+// What a race's evidence says to do. `other` is the earlier access, `write`/`kind` this one;
+// `other_wrote` whether the earlier one was a write; `rmw` whether this thread (a write) or the
+// other (`other.rmw`) had read the word first in the same epoch (a read-modify-write: x += v).
+std::string race_advice(const AccessRecord& other, bool other_wrote, bool write, Access kind,
+                        bool rmw, bool shared, const void* pc) {
+    const Runtime& r = rt();
+    const Thread& t = *r.current;
+    const Block& b = *r.block;
+    const bool same_block = other.block == b.serial;
+    const bool same_warp = same_block && other.tid / 32 == t.warp;
+    const bool both_write = write && other_wrote;
+    // A read-modify-write by both: two stores that both read first, or this thread's store
+    // after its own read, racing with another thread's read at the same line (x += v).
+    const bool accumulate = (both_write && (rmw || other.rmw)) ||
+                            (write && rmw && !other_wrote && where_pc(other.pc) == where_pc(pc));
+    const bool volatile_pair = kind == Access::Volatile || other.kind == Access::Volatile;
+    if (both_write && !accumulate)
+        return std::string(
+                   "two threads store to the same element: each element should have "
+                   "one owner, so check the index arithmetic (the ranges of ") +
+               (same_block ? "two threads" : "two blocks") + " overlap, or a stride is too small)";
+    if (accumulate)
+        return std::string(
+                   "both threads read the element, add to it and write it back: one "
+                   "update overwrites the other. ") +
+               (shared && same_block ? "Give each thread its own slot and combine them after a "
+                                       "__syncthreads(), or use atomicAdd"
+                                     : "Use atomicAdd for a value several threads add to");
+    if (!same_block)
+        return "different blocks run at the same time, in no guaranteed order: a value one "
+               "block writes may be read by another only in a later kernel launch (or after the "
+               "writer's __threadfence() and a volatile or atomic flag that the reader checks "
+               "first)";
+    if (same_warp)
+        return std::string(
+                   "they are in one warp, and lanes are not guaranteed to run in "
+                   "lockstep (since Volta): a __syncwarp() between the read and the "
+                   "write orders them (a __syncthreads() too, where other warps share the "
+                   "data)") +
+               (volatile_pair ? " (volatile alone does not order them)" : "");
+    return "they are in different warps of the block: a __syncthreads() is missing between them";
+}
+
+void race_report(const AccessRecord& other, bool other_wrote, bool write, Access kind, bool rmw,
+                 const void* pc, bool shared, const std::string& where) {
+    const Runtime& r = rt();
+    const Thread& t = *r.current;
+    Diagnostic d;
+    d.kind = "race";
+    d.severity = "error";
+    set_location(d, pc);
+    const bool other_block = other.block != r.block->serial;
+    d.message = std::string("data race on ") + (shared ? "shared" : "global") + " memory " + where +
+                ": " + access_word(write, kind) + " it by " + thread_name(t) +
+                (other_block ? " of block " + block_name(r.block->idx) : "") + " while " +
+                who_text(other) + " " + (other_wrote ? "wrote" : "read") + " it at " +
+                where_pc(other.pc);
+    d.detail = "nothing orders the two accesses: " +
+               race_advice(other, other_wrote, write, kind, rmw, shared, pc) + "\n";
+    report(d);
+}
+
+// A plain read of a word another thread changed with an atomic: reported later unless this
+// thread validates the value with an atomic on the same word (a compare-and-swap loop).
+void defer_atomic_race(std::uintptr_t granule, const AccessRecord& other, const void* pc,
+                       bool shared, const std::string& where) {
+    Thread& t = *rt().current;
+    if (t.pending_at && granule == t.pending_end) {
+        t.pending_end = granule + 4;  // the next word of the same (8- or 16-byte) read
+        return;
+    }
+    flush_pending(t);
+    Diagnostic d;
+    d.kind = "race";
+    d.severity = "error";
+    set_location(d, pc);
+    d.message = std::string("data race on ") + (shared ? "shared" : "global") + " memory " + where +
+                ": read of it by " + thread_name(t) + " while " + who_text(other) +
+                " changed it with an atomic at " + where_pc(other.pc);
+    d.detail = std::string(
+                   "a plain read of a word that other threads update atomically may see any "
+                   "value: read it with an atomic (atomicAdd(p, 0)), or order the two (") +
+               (other.block == rt().block->serial ? "__syncthreads()" : "a later kernel launch") +
+               "). Reading it plainly is fine only to guess a value that an atomicCAS on the "
+               "same word then checks\n";
+    t.pending = std::move(d);
+    t.pending_at = granule;
+    t.pending_end = granule + 4;
+    t.pending_pc = pc;
+}
+
+void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void* pc,
+                const Place& place) {
+    const bool shared = place.shared;
+    auto where_text = [&] { return place_text(place, a); };
+    Runtime& r = rt();
+    Thread& t = *r.current;
+    const Block& b = *r.block;
+    const AccessRecord me = record_now(kind, pc);
+    if (t.pending_at && a >= t.pending_at && a < t.pending_end) {
+        // The compare-and-swap that checks the value read: the read was a guess, not a race.
+        if (kind == Access::Atomic) {
+            t.pending_at = 0;
+            g_validated_guesses.insert(t.pending_pc);
+        } else if (write) {
+            flush_pending(t);
+        }
+    }
+    if (shared && !write && kind != Access::Atomic && s.write.block != b.serial) {
         Diagnostic d;
         d.kind = "uninitialised-shared";
         d.severity = "error";
         set_location(d, pc);
-        d.message = "read of shared memory " + where +
+        d.message = "read of shared memory " + where_text() +
                     " that no thread of this block has written: it holds garbage (0xFF bytes "
                     "here, so a float reads as NaN)";
         d.detail = "by " + thread_name(t) + " in block " + block_name(b.idx) + "\n";
         report(d);
     }
-    Who w{s.w_block, s.w_tid, s.w_epoch, s.w_wsync};
-    if (!ordered(w, s.w_kind, kind, s.w_seq, shared) &&
-        (write || s.w_kind != Access::Atomic || kind != Access::Atomic)) {
-        Diagnostic d;
-        d.kind = "race";
-        d.severity = "error";
-        set_location(d, pc);
-        const char* space = shared ? "shared" : "global";
-        d.message = std::string("data race on ") + space + " memory " + where + ": " +
-                    access_word(write, kind) + " it by " + thread_name(t) + " while " +
-                    who_text(s.w_block, s.w_tid) + " wrote it at " + where_pc(s.w_pc);
-        bool same_warp = s.w_block == b.serial && s.w_tid / 32 == t.warp;
-        d.detail = std::string("nothing orders the two accesses: ") +
-                   (s.w_block != b.serial
-                        ? "different blocks run at the same time, in no guaranteed order; they "
-                          "are ordered only by separate kernel launches, or by a flag: the "
-                          "writer's __threadfence() after its stores and before it sets a "
-                          "volatile or atomic flag, which the reader checks first (use "
-                          "atomicAdd for a shared counter)"
-                    : same_warp ? "they are in one warp; lanes are not guaranteed to run in "
-                                  "lockstep (since Volta): put __syncwarp() between them "
-                                  "(and drop the volatile trick)"
-                                : "a __syncthreads() is missing between them") +
-                   "\n";
-        report(d);
+    // This access against the last write.
+    const AccessRecord& w = s.write;
+    if (!ordered(w, kind, shared)) {
+        if (!write && w.kind == Access::Atomic && kind == Access::Plain)
+            defer_atomic_race(a, w, pc, shared, where_text());
+        else if (write || w.kind != Access::Atomic || kind != Access::Atomic)
+            race_report(w, true, write, kind, false, pc, shared, where_text());
+    } else if (!write && kind == Access::Plain && w.kind == Access::Atomic &&
+               s.earlier_atomic.block && !ordered(s.earlier_atomic, kind, shared)) {
+        // Ordered after the last atomic (this thread's own), not after another thread's.
+        defer_atomic_race(a, s.earlier_atomic, pc, shared, where_text());
     }
     if (write) {
-        Who rd{s.r_block, s.r_tid, s.r_epoch, s.r_wsync};
-        if (kind != Access::Atomic && !ordered(rd, s.r_kind, kind, s.r_seq, shared)) {
-            Diagnostic d;
-            d.kind = "race";
-            d.severity = "error";
-            set_location(d, pc);
-            const char* space = shared ? "shared" : "global";
-            d.message = std::string("data race on ") + space + " memory " + where + ": " +
-                        access_word(true, kind) + " it by " + thread_name(t) + " while " +
-                        who_text(s.r_block, s.r_tid) + " read it at " + where_pc(s.r_pc);
-            d.detail = s.r_block == b.serial && s.r_tid / 32 != t.warp
-                           ? "a __syncthreads() is missing between the read and this write\n"
-                       : s.r_block != b.serial
-                           ? "different blocks run at the same time, in no guaranteed order: "
-                             "nothing orders the other block's read before this write\n"
-                           : "nothing orders the read and this write (missing __syncwarp or "
-                             "__syncthreads, or it needs an atomic)\n";
-            report(d);
+        // A write against every read since the last write, and it becomes the last write.
+        // Did this thread read the word first (x += v)? Its own record, or (when more readers
+        // evicted it) its last read.
+        bool read_it = t.last_read == a;
+        for (const AccessRecord& rd : s.reads)
+            if (rd.block && rd.block == me.block && rd.tid == me.tid && rd.epoch == me.epoch)
+                read_it = true;
+        bool reported = false;
+        for (AccessRecord& rd : s.reads) {
+            if (!rd.block) continue;
+            if (!reported && kind != Access::Atomic && !ordered(rd, kind, shared)) {
+                race_report(rd, false, true, kind, read_it, pc, shared, where_text());
+                reported = true;
+            }
         }
-        s.w_block = me.block;
-        s.w_tid = me.tid;
-        s.w_epoch = me.epoch;
-        s.w_wsync = me.wsync;
-        s.w_kind = kind;
-        s.w_seq = r.sync_counter;
-        s.w_pc = pc;
-        s.r_block = 0;
+        // An atomic over another thread's atomic: keep that one too (see Shadow).
+        if (kind == Access::Atomic && s.write.kind == Access::Atomic && s.write.block &&
+            !(s.write.block == me.block && s.write.tid == me.tid))
+            s.earlier_atomic = s.write;
+        else if (kind != Access::Atomic)
+            s.earlier_atomic.block = 0;
+        s.write = me;
+        s.write.rmw = read_it;
+        for (AccessRecord& rd : s.reads) rd.block = 0;
+        s.next_evict = 0;
     } else {
-        s.r_block = me.block;
-        s.r_tid = me.tid;
-        s.r_epoch = me.epoch;
-        s.r_wsync = me.wsync;
-        s.r_kind = kind;
-        s.r_seq = r.sync_counter;
-        s.r_pc = pc;
+        t.last_read = a;
+        // A read joins the reads: it replaces this thread's earlier read, and the reads ordered
+        // before it (they are ordered before anything ordered after it too).
+        AccessRecord* slot = nullptr;
+        for (AccessRecord& rd : s.reads) {
+            if (rd.block == me.block && rd.tid == me.tid) {
+                slot = &rd;
+                break;
+            }
+        }
+        if (!slot)
+            for (AccessRecord& rd : s.reads)
+                if (!rd.block || ordered(rd, kind, shared)) {
+                    slot = &rd;
+                    break;
+                }
+        if (!slot) {
+            // More unordered readers than slots: forget one (a race may then go unseen).
+            slot = &s.reads[s.next_evict];
+            s.next_evict = std::uint8_t((s.next_evict + 1) % kShadowReaders);
+        }
+        *slot = me;
     }
 }
 
@@ -347,6 +483,9 @@ void on_fence() {
 }
 
 void on_launch_end() {
+    for (auto& [pc, d] : g_guesses)
+        if (!g_validated_guesses.count(pc)) report(std::move(d));
+    g_guesses.clear();  // (an instruction once validated stays so: the same code, checked)
     g_blocks.clear();
     g_launch_first_block = rt().block_serial + 1;
     if (!opts().explain) return;
@@ -417,6 +556,52 @@ void remember_store(Thread& t, std::uintptr_t a, unsigned size) {
 
 }  // namespace
 
+namespace {
+
+std::uint32_t g_poison_bits = 0;
+bool g_has_poison = false;
+
+[[noreturn]] void misaligned(std::uintptr_t a, unsigned size, bool write, Access kind,
+                             const void* pc) {
+    fatal("misaligned",
+          std::string(access_word(write, kind)) + " " + std::to_string(size) +
+              " bytes at an address that is not a multiple of " + std::to_string(size) + " (" +
+              hex(a) + ", " + std::to_string(a % size) + " bytes past a multiple)",
+          "a " + std::to_string(size) +
+              "-byte access (a float4 is 16) needs an address that is a multiple of " +
+              std::to_string(size) +
+              " (a GPU stops with cudaErrorMisalignedAddress): vector loads and stores may "
+              "start only where the element index is a multiple of " +
+              std::to_string(size / 4 ? size / 4 : 1) +
+              "; handle the elements before and after such a range one by one\n",
+          pc, cudaErrorMisalignedAddress);
+}
+
+}  // namespace
+
+void cudalings_emu_set_poison(std::uint32_t bits) {
+    g_poison_bits = bits;
+    g_has_poison = bits != 0;  // 0: none
+}
+
+// A kernel's store of the checker's poison pattern: what a GPU would have stored is the
+// canonical NaN (its arithmetic never keeps a NaN's payload; x86 does), so the element reads as
+// a NaN the kernel wrote, not as one it never wrote.
+void canonicalize_poison(std::uintptr_t a, unsigned size) {
+    if (!g_has_poison || size < 4) return;
+    for (std::uintptr_t w = (a + 3) & ~std::uintptr_t{3}; w + 4 <= a + size; w += 4) {
+        auto* p = reinterpret_cast<std::uint32_t*>(w);
+        if (*p == g_poison_bits) *p = 0x7fffffffu;
+    }
+}
+
+void flush_pending(Thread& t) {
+    if (!t.pending_at) return;
+    t.pending_at = 0;
+    g_guesses.try_emplace(t.pending_pc, std::move(t.pending));
+    t.pending = Diagnostic{};
+}
+
 void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const void* pc,
                bool check_alignment) {
     Runtime& r = rt();
@@ -424,27 +609,35 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
     if (!t) return;
     if (t->stack && a - reinterpret_cast<std::uintptr_t>(t->stack->base) < t->stack->size) return;
     settle_store(*t);
+    t->last_pc = pc;
     Block& b = *r.block;
     const bool atomic = kind == Access::Atomic;
-    // Shared memory: the block's dynamic buffer, or a registered __shared__ variable.
-    bool shared = false;
-    auto dyn = reinterpret_cast<std::uintptr_t>(b.dynamic_shared.data());
-    if (r.dynamic_bytes && a - dyn < r.dynamic_bytes) {
-        shared = true;
-        if (a + size > dyn + r.dynamic_bytes)
+    if (in_parameter_space(a)) return;  // kernel parameters
+    // A GPU checks the alignment first: a misaligned vector access is misaligned wherever it
+    // points.
+    if (check_alignment && (size == 2 || size == 4 || size == 8 || size == 16) && (a % size) != 0)
+        misaligned(a, size, write, kind, pc);
+    // Shared memory: the block's window (its __shared__ variables and dynamic shared memory).
+    Place place;
+    const auto window = reinterpret_cast<std::uintptr_t>(b.window);
+    if (a - window < kSharedWindow) {
+        place.shared = true;
+        place.offset = a - window;
+        if (!shared_inside(place.offset, size)) {
+            bool inside = true;
+            std::string past;
+            std::string where = shared_location(place.offset, &inside, &past);
+            if (inside) shared_location(place.offset + size - 1, &inside, &past);
             fatal("out-of-bounds",
-                  "access past the end of the dynamic shared memory (" +
-                      std::to_string(r.dynamic_bytes) + " bytes given at the launch)",
-                  "by " + thread_name(*t) + "\n", pc, cudaErrorIllegalAddress);
-    } else {
-        for (const auto& v : r.shared_vars)
-            if (a - v.begin < v.end - v.begin) {
-                shared = true;
-                break;
-            }
+                  std::string(access_word(write, kind)) + " " + where +
+                      ": out of bounds of shared memory (" + past + ")",
+                  "by " + thread_name(*t) + " in block " + block_name(b.idx) +
+                      " (on a GPU it reads or overwrites another variable, or faults)\n",
+                  pc, cudaErrorIllegalAddress);
+        }
     }
     Allocation* alloc = nullptr;
-    if (!shared) {
+    if (!place.shared) {
         if (in_arena(a)) {
             Allocation* nearest = nullptr;
             alloc = find_allocation(a, &nearest);
@@ -454,26 +647,25 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
                                    std::to_string(size) + " bytes at " + hex(a);
                 if (z && z->freed && a >= z->begin && a < z->begin + z->bytes)
                     fatal("use-after-free",
-                          what + ": use after free, " + std::to_string(a - z->begin) +
-                              " bytes into a " + std::to_string(z->bytes) + "-byte allocation",
+                          what + ": use after free, " + global_location(*z, a) + " of an array",
                           "allocated at " + z->where + ", freed at " + z->freed_where + "\n", pc,
                           cudaErrorIllegalAddress);
                 if (z)
                     fatal("out-of-bounds",
-                          what + ": out of bounds, byte offset " + std::to_string(a - z->begin) +
-                              " of a " + std::to_string(z->bytes) + "-byte allocation (" +
+                          std::string(access_word(write, kind)) + " " + global_location(*z, a) +
+                              ": out of bounds (" +
                               std::to_string(a + size - (z->begin + z->bytes)) +
-                              " bytes past its end)",
+                              " bytes past the end of its " + std::to_string(z->bytes) +
+                              "-byte allocation)",
                           "by " + thread_name(*t) + " in block " + block_name(b.idx) +
                               "; allocated at " + z->where + "\n",
                           pc, cudaErrorIllegalAddress);
                 fatal("out-of-bounds", what + ": outside every device allocation",
                       "by " + thread_name(*t) + "\n", pc, cudaErrorIllegalAddress);
             }
+            place.alloc = alloc;
             if (alloc->user_end && (a < alloc->user_begin || a + size > alloc->user_end)) {
                 std::size_t n = alloc->user_end - alloc->user_begin;
-                std::string what = std::string(access_word(write, kind)) + " " +
-                                   std::to_string(size) + " bytes at " + hex(a);
                 std::string where =
                     a < alloc->user_begin
                         ? std::to_string(alloc->user_begin - a) + " bytes before its start"
@@ -484,12 +676,13 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
                 d.kind = "out-of-bounds";
                 d.severity = "error";
                 set_location(d, pc);
-                d.message = what + ": out of bounds of a " + std::to_string(n) + "-byte array (" +
-                            where + ")";
+                d.message = std::string(access_word(write, kind)) + " " +
+                            global_location(*alloc, a) + ": out of bounds of a " +
+                            std::to_string(n) + "-byte array (" + where + ")";
                 d.detail = "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n";
                 report(d);
             }
-        } else if (!in_parameter_space(a)) {
+        } else {
             refresh_modules();
             if (a < 65536 || !in_module(a)) {
                 fatal("host-pointer",
@@ -507,20 +700,9 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
                 if (write) remember_store(*t, a, size);
                 return;
             }
-        } else {
-            return;  // kernel parameters
         }
     }
-    if (check_alignment && (size == 2 || size == 4 || size == 8 || size == 16) && (a % size) != 0) {
-        fatal("misaligned",
-              std::string(access_word(write, kind)) + " " + std::to_string(size) +
-                  " bytes at an address that is not a multiple of " + std::to_string(size) + " (" +
-                  hex(a) + ")",
-              "a " + std::to_string(size) +
-                  "-byte access (float4 is 16) needs an aligned address: check the offset "
-                  "before reinterpret_cast to a vector type\n",
-              pc, cudaErrorMisalignedAddress);
-    }
+    const bool shared = place.shared;
     const Options& o = opts();
     const bool global_strong = kind != Access::Plain && !shared;
     if (o.check && (shared || alloc)) {
@@ -528,17 +710,15 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
         std::uintptr_t last = (a + size - 1) & ~std::uintptr_t{3};
         for (; g <= last; g += 4) {
             Shadow* s;
-            std::string where;
             if (shared) {
                 s = &b.shared_shadow[g];
             } else {
                 if (!alloc->shadow) alloc->shadow = new std::vector<Shadow>((alloc->bytes + 3) / 4);
                 s = &(*alloc->shadow)[(g - alloc->begin) / 4];
             }
-            check_race(*s, g, write, kind, pc, shared,
-                       shared ? std::string("(shared byte offset)")
-                              : "(byte " + std::to_string(g - alloc->begin) + " of a " +
-                                    std::to_string(alloc->bytes) + "-byte allocation)");
+            Place at = place;
+            if (shared) at.offset = g - window;
+            check_race(*s, g, write, kind, pc, at);
         }
     }
     if (write && !shared) b.store_seq = r.sync_counter;  // for on_fence
@@ -575,6 +755,12 @@ constexpr cudalings_emu::Access kAtomic = cudalings_emu::Access::Atomic;
 // An atomic operation that changed memory is progress (the stall detector).
 inline void atomic_result(bool changed) {
     if (changed) ++cudalings_emu::rt().progress;
+}
+// An atomic stored a value: the poison pattern becomes the GPU's canonical NaN (see
+// canonicalize_poison).
+inline void written(const volatile void* a, int bits) {
+    if (bits == 32 && cudalings_emu::rt().current)
+        cudalings_emu::canonicalize_poison(reinterpret_cast<std::uintptr_t>(a), 4);
 }
 }  // namespace
 #define CUDALINGS_PC __builtin_return_address(0)
@@ -641,11 +827,13 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         atomic_result(*a != v);                                                                   \
         *a = v;                                                                                   \
+        written(a, bits);                                                                         \
     }                                                                                             \
     extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {      \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         T o = *a;                                                                                 \
         *a = v;                                                                                   \
+        written(a, bits);                                                                         \
         atomic_result(o != v);                                                                    \
         return o;                                                                                 \
     }                                                                                             \
@@ -662,6 +850,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         T o = *a;                                                                                 \
         if (o == c) *a = v;                                                                       \
+        if (o == c) written(a, bits);                                                             \
         atomic_result(o == c && o != v);                                                          \
         return o;                                                                                 \
     }
@@ -671,6 +860,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         T o = *a;                                                                              \
         T n = T(expr);                                                                         \
         *a = n;                                                                                \
+        written(a, bits);                                                                      \
         atomic_result(o != n);                                                                 \
         return o;                                                                              \
     }
@@ -682,6 +872,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         T o = *a;                                                                              \
         if (o == *c) {                                                                         \
             *a = v;                                                                            \
+            written(a, bits);                                                                  \
             atomic_result(o != v);                                                             \
             return 1;                                                                          \
         }                                                                                      \

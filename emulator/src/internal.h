@@ -4,6 +4,8 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -36,20 +38,30 @@ void* fiber_prepare(Stack* s, void (*entry)());
 // pair is still reported (the legacy warp-synchronous reduction).
 enum class Access : std::uint8_t { Plain = 0, Atomic = 1, Volatile = 2 };
 
-// The race detector's shadow of one 4-byte granule: its last write and last read.
+// One access as the race detector remembers it: who (block serial, thread), when (the block's
+// barrier epoch and the warp's collective count), how, where, and the synchronisation counter.
+struct AccessRecord {
+    std::uint32_t block = 0;  // block serial (0: none)
+    std::uint32_t epoch = 0, wsync = 0;
+    std::uint16_t tid = 0;
+    Access kind = Access::Plain;
+    bool rmw = false;       // a write by a thread that had read the word in the same epoch
+    std::uint64_t seq = 0;  // the synchronisation counter at the access
+    const void* pc = nullptr;
+};
+
+// The race detector's shadow of one 4-byte granule: its last write, and the reads since then
+// that nothing orders before one another (several threads may read a word in one epoch; a
+// read-modify-write race needs the other readers, not only the latest one).
+constexpr int kShadowReaders = 4;
 struct Shadow {
-    std::uint32_t w_block = 0;  // block serial of the last write (0: none)
-    std::uint32_t w_epoch = 0, w_wsync = 0;
-    std::uint16_t w_tid = 0;
-    Access w_kind = Access::Plain;
-    std::uint64_t w_seq = 0;  // the synchronisation counter when it was written
-    const void* w_pc = nullptr;
-    std::uint32_t r_block = 0;
-    std::uint32_t r_epoch = 0, r_wsync = 0;
-    std::uint16_t r_tid = 0;
-    Access r_kind = Access::Plain;
-    std::uint64_t r_seq = 0;
-    const void* r_pc = nullptr;
+    AccessRecord write;
+    // When the last write is an atomic, the atomic write before it by another thread: a plain
+    // read conflicts with both (a thread's own atomicAdd does not make a plain read of the
+    // counter safe while other blocks add to it too).
+    AccessRecord earlier_atomic;
+    AccessRecord reads[kShadowReaders];
+    std::uint8_t next_evict = 0;
 };
 
 // Explain mode: accesses grouped into warp requests (same warp, same instruction, same
@@ -100,6 +112,19 @@ struct Thread {
     // Its last volatile or atomic read, and the progress count then (a repeat is a poll).
     std::uintptr_t poll_at = 0;
     std::uint64_t poll_progress = 0;
+    // Its last memory access (to name where a lane was when it exited), and the granule it last
+    // read (a store to it next is a read-modify-write: x += v).
+    const void* last_pc = nullptr;
+    std::uintptr_t last_read = 0;
+    // A plain read of a word another thread changed with an atomic, not yet reported: the
+    // compare-and-swap loop reads the word plainly, then validates the value with atomicCAS on
+    // the same word. The report is dropped when this thread's next access to the word is an
+    // atomic, and made at its next barrier, collective, plain store to the word, or exit.
+    std::uintptr_t pending_at = 0, pending_end = 0;  // the granules it covers
+    const void* pending_pc = nullptr;                // the read's instruction
+    Diagnostic pending;
+    // The __activemask() call in progress: the lanes at the same call site when it completed.
+    bool activemask = false;
 };
 
 // One resident block: its threads, barrier and warp state, its own shared memory (the dynamic
@@ -121,10 +146,11 @@ struct Block {
     // The synchronisation counter at this block's last atomic or volatile global access, and
     // at its last store (for the race detector's cross-block ordering).
     std::uint64_t sync_seq = 0, store_seq = 0;
-    // shared memory
-    std::vector<unsigned char> dynamic_shared;
-    std::vector<std::uint8_t> has_var;  // per registered __shared__ variable: touched here
-    std::vector<std::vector<unsigned char>> saved_vars;  // their contents while switched out
+    // shared memory: a window of its own (kSharedWindow bytes): the __shared__ variables from
+    // offset 0 with red zones between them, the dynamic shared memory at kDynamicOffset.
+    unsigned char* window = nullptr;
+    std::vector<std::uint8_t> has_var;  // per registered __shared__ variable: poisoned here
+    ~Block();
     // checks
     std::unordered_map<std::uintptr_t, Shadow> shared_shadow;
     std::map<RequestKey, Request> requests;                                  // explain mode
@@ -152,15 +178,27 @@ struct Runtime {
     bool abort = false;
     // shared memory of the running launch
     std::size_t dynamic_bytes = 0;
+    std::string dynamic_name;  // the extern __shared__ array's name, when the kernel named it
+    std::size_t dynamic_element = 0;
     struct SharedVar {
-        std::uintptr_t begin = 0, end = 0;
+        std::size_t begin = 0, end = 0;  // offsets in a block's window
+        const char* name = "";
+        std::size_t element = 1;
+        std::size_t rank = 0, dims[4] = {};
     };
-    std::vector<SharedVar> shared_vars;  // registered __shared__ variables
-    Block* shared_owner = nullptr;       // whose contents the variables hold now
+    std::vector<SharedVar> shared_vars;    // registered __shared__ variables, by offset
+    std::size_t shared_next = 0;           // the next free offset for a variable
+    std::size_t static_shared = 0;         // their bytes (the launch limit counts them)
+    std::size_t shared_limit = 48 * 1024;  // static + dynamic, for this launch's kernel
     // Progress, for the scheduler's stall detection (schedule.cpp): bumped when a store or an
     // atomic changes memory, when a thread ends, when a warp collective sees new values.
     std::uint64_t progress = 0;
     std::uint64_t resumes = 0;  // fiber resumes so far
+    // For the watchdog thread (watchdog.cpp): the resumes, and whether a kernel runs.
+    std::atomic<std::uint64_t> heartbeat{0};
+    std::atomic<bool> kernel_running{false};
+    std::chrono::steady_clock::time_point launch_started{};  // when the time limit began
+    bool budget_set = false;    // start_time_budget() was called: not reset by each launch
     bool watch_reads = false;   // record what threads read (no change for a whole round)
     bool watch_writes = false;  // a stall is being diagnosed: look for a polled word's writer
     // errors
@@ -181,6 +219,18 @@ void yield_to_scheduler();
 // next synchronizing call.
 [[noreturn]] void abort_kernel(cudaError_t error);
 
+// ------------------------------------------------------------------ shared memory windows
+constexpr std::size_t kSharedWindow = 512 * 1024;
+constexpr std::size_t kDynamicOffset = 256 * 1024;  // dynamic shared memory (at most 227 KiB)
+unsigned char* take_window();
+void give_window(unsigned char* w);
+// "sdata[130]", "tile[3][5]", "the dynamic shared memory s[12]" for a byte offset in a block's
+// window; `inside` says whether the offset lies in a variable (or the dynamic memory's size).
+std::string shared_location(std::size_t offset, bool* inside, std::string* past = nullptr);
+// Whether [offset, offset + size) lies inside one variable or the dynamic shared memory (no
+// text: every shared access asks).
+bool shared_inside(std::size_t offset, std::size_t size);
+
 // ------------------------------------------------------------------ device memory
 struct Allocation {
     std::uintptr_t begin = 0;
@@ -193,12 +243,20 @@ struct Allocation {
     // The part the learner's code may touch, when the checker says so (an output between its
     // guard zones): accesses outside it are out of bounds, with the learner's line.
     std::uintptr_t user_begin = 0, user_end = 0;
+    // What the array is called and its element size, when known (the checker's buffers: their
+    // names; a learner's cudaMalloc(&partials, ...): "partials"), for "partials[257]".
+    std::string name;
+    std::size_t element = 0;
+    bool host_named = false;  // named by the host program (the checker's own arrays)
 };
+// "workspace[257]" (or "byte 1028 of the 65796-byte allocation made at f.cu:12").
+std::string global_location(const Allocation& al, std::uintptr_t a);
 bool in_arena(std::uintptr_t a);
 // The allocation that holds [a, a + n): null when none does; *nearest gets the allocation
 // nearest below a (for out-of-bounds messages).
 Allocation* find_allocation(std::uintptr_t a, Allocation** nearest);
 bool is_device_pointer(const void* p);
+bool in_loaded_module(std::uintptr_t a);  // a program's or library's static data
 bool is_host_accessible_device(const void* p);
 void reset_shadow_for_launch();
 
@@ -209,6 +267,15 @@ std::string where_pc(const void* pc);  // "file.cu:12" of a code address
 std::string thread_name(const Thread& t);
 std::string block_name(uint3 b);
 std::string site(const char* file, int line);
+
+// The bytes of shared memory (static and dynamic) a block of this kernel may use: 48 KiB, or
+// what cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, ...) opted in to.
+std::size_t shared_memory_limit(const char* kernel);
+// The thread's deferred report of a plain read racing an atomic (Thread::pending): kept for
+// the launch's end, when it is made unless some thread validated a read at the same
+// instruction with an atomic on the word (a compare-and-swap loop, also one that exits early
+// when the value it read needs no update).
+void flush_pending(Thread& t);
 
 // Memory access by the running CUDA thread (called from the TSan hooks and atomics).
 void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const void* pc,
@@ -221,8 +288,10 @@ void on_launch_end();
 
 // Progress: the running thread's last plain store changed memory (or not); called before
 // its next access, barrier or collective, and when it ends.
+void canonicalize_poison(std::uintptr_t a, unsigned size);
 inline void settle_store(Thread& t) {
     if (!t.store_size) return;
+    canonicalize_poison(t.store_at, t.store_size);
     if (std::memcmp(reinterpret_cast<const void*>(t.store_at), t.store_before, t.store_size) != 0)
         ++rt().progress;
     t.store_size = 0;
@@ -237,6 +306,13 @@ void start_block(Block& b);  // fresh threads, barrier and warp state
 // reported there and aborts it).
 SliceEnd run_slice(Block& b, unsigned budget);
 void drop_fibers(Block& b);  // after an abort: the stacks of its unfinished threads
+
+// watchdog.cpp: started with the first launch under a time limit, it reports a CUDA thread
+// that runs without yielding (a loop that never touches memory) to the stuck handler.
+void watch_for_stuck_threads();
+// What a running block's threads are doing, for slow and stuck reports: "120 threads at
+// f.cu:12, 8 at f.cu:15".
+std::string where_threads_are(const Block& b, std::string* file, int* line);
 
 // schedule.cpp: the grid's blocks in dispatch order, several resident at a time, and the
 // stall detector (cross-block waits).

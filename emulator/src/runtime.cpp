@@ -5,7 +5,10 @@
 // lane of its mask has arrived. When nothing can run and nothing can complete, the block is
 // deadlocked: every waiting thread is reported. A block runs in time slices (run_slice); which
 // blocks run, and when, is schedule.cpp's business.
+#include <dlfcn.h>
+
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -64,6 +67,17 @@ Options environment_options() {
         o.resident_blocks = env_count("CUDALINGS_EMU_RESIDENT", k, o.resident_blocks);
     if (const char* q = std::getenv("CUDALINGS_EMU_QUANTUM"))
         o.quantum = env_count("CUDALINGS_EMU_QUANTUM", q, o.quantum);
+    if (const char* t = std::getenv("CUDALINGS_EMU_TIME_LIMIT")) {
+        char* end = nullptr;
+        double v = std::strtod(t, &end);
+        if (end == t || *end || !(v >= 0))
+            std::fprintf(stderr,
+                         "cudalings emulator: ignoring CUDALINGS_EMU_TIME_LIMIT=%s (seconds "
+                         "expected)\n",
+                         t);
+        else
+            o.time_limit_seconds = v;
+    }
     return o;
 }
 
@@ -104,6 +118,11 @@ void set_options(const Options& o) {
 
 Statistics statistics() { return {rt().launches, rt().blocks_run, rt().threads_run}; }
 
+void start_time_budget() {
+    rt().budget_set = true;
+    rt().launch_started = std::chrono::steady_clock::now();
+}
+
 uint3 thread_idx() { return cur() ? cur()->tid : uint3{0, 0, 0}; }
 uint3 block_idx() { return rt().block ? rt().block->idx : uint3{0, 0, 0}; }
 dim3 block_dim() { return rt().block_dim; }
@@ -119,6 +138,7 @@ void fiber_entry() {
     r.body(r.closure);
     Thread* t = r.current;
     settle_store(*t);
+    flush_pending(*t);
     t->state = State::Done;
     ++r.block->done;
     ++r.progress;
@@ -136,6 +156,7 @@ void resume(Thread& t) {
     }
     r.current = &t;
     ++r.resumes;
+    r.heartbeat.store(r.resumes, std::memory_order_relaxed);
     cudalings_emu_switch(&r.scheduler_sp, t.sp);
     r.current = nullptr;
     if (t.state == State::Done) {
@@ -184,6 +205,8 @@ const char* op_name(int op) {
             return "__match_any_sync";
         case kMatchAll:
             return "__match_all_sync";
+        case kActiveMask:
+            return "__activemask";
         default:
             return "__reduce_*_sync";
     }
@@ -231,14 +254,82 @@ unsigned shuffle_source(int op, unsigned lane, int arg, int width) {
     return ok ? unsigned(j) : lane;
 }
 
-// Completes the collective of warp w that `mask` describes, when every required lane is there.
-bool try_complete(Block& b, unsigned w, unsigned mask, int op) {
+bool same_site(const Thread& a, const Thread& b) {
+    return a.line == b.line &&
+           (a.file == b.file || (a.file && b.file && !std::strcmp(a.file, b.file)));
+}
+
+// Lanes of warp w that exited (existing lanes only: a partial last warp has fewer than 32).
+unsigned exited_lanes(const Block& b, unsigned w) {
+    unsigned m = 0;
+    for (unsigned l = 0; l < 32; ++l) {
+        unsigned i = w * 32 + l;
+        if (i < b.count && b.threads[i].state == State::Done) m |= 1u << l;
+    }
+    return m;
+}
+
+std::string hex_mask(unsigned mask) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%08x", mask);
+    return buf;
+}
+
+// A lane named in a collective's mask has exited: the collective waits for it on some GPUs and
+// reads garbage from it on others (undefined behaviour), whatever the emulator makes of it.
+void report_exited_lanes(const Block& b, const Thread& t, unsigned gone) {
+    const Thread& first = b.threads[t.warp * 32 + unsigned(__builtin_ctz(gone))];
+    Diagnostic d;
+    d.kind = "warp-mask";
+    d.severity = "error";
+    d.file = t.file ? t.file : "";
+    d.line = t.line;
+    d.message = std::string(op_name(t.op)) + " with mask " + hex_mask(t.mask) + " names lane" +
+                (__builtin_popcount(gone) == 1 ? " " : "s ") + lanes_text(gone) + " of warp " +
+                std::to_string(t.warp) + ", which ha" +
+                (__builtin_popcount(gone) == 1 ? "s" : "ve") +
+                " already exited: every lane named in the mask must reach the call (undefined "
+                "behaviour: on a GPU it may hang or read garbage)";
+    d.detail = thread_name(first) + " of block " + block_name(b.idx) + " exited" +
+               (first.last_pc ? " after its access at " + where_pc(first.last_pc) : "") +
+               "; keep every lane alive until the collective (no early return before it), or "
+               "name only the lanes that call it (e.g. __ballot_sync(0xffffffff, i < n) before "
+               "the branch)\n";
+    report(d);
+}
+
+// Lanes of one warp met in the same collective from two different call sites.
+void report_other_site(const Block& b, const Thread& t, const Thread& other) {
+    Diagnostic d;
+    d.kind = "warp-mask";
+    d.severity = "error";
+    d.file = t.file ? t.file : "";
+    d.line = t.line;
+    d.message = std::string(op_name(t.op)) + " with mask " + hex_mask(t.mask) + ": lane " +
+                std::to_string(other.lane) + " of warp " + std::to_string(t.warp) +
+                ", named in the mask, calls it at " + site(other.file, other.line) +
+                " instead: every lane named in the mask must call the same " + op_name(t.op);
+    d.detail = thread_name(t) + " of block " + block_name(b.idx) + " waits at " +
+               site(t.file, t.line) + ", " + thread_name(other) + " at " +
+               site(other.file, other.line) + "\n";
+    report(d);
+}
+
+// Completes the collective of warp w that `leader` waits in, when every lane it needs is there:
+// the lanes at the same call site with the same operation and mask (`merge`: also those at
+// another call site, after report_other_site said so).
+bool try_complete(Block& b, unsigned w, const Thread& leader, bool merge = false) {
+    const unsigned mask = leader.mask;
+    const int op = leader.op;
+    if (op == kActiveMask) return false;  // completes only when the warp cannot go on
     unsigned need = mask & live_lanes(b, w);
     for (unsigned l = 0; l < 32; ++l) {
         if (!(need >> l & 1)) continue;
         const Thread& t = b.threads[w * 32 + l];
         if (t.state != State::AtWarp || t.mask != mask || t.op != op) return false;
+        if (!merge && !same_site(t, leader)) return false;
     }
+    if (unsigned gone = mask & exited_lanes(b, w)) report_exited_lanes(b, leader, gone);
     Thread* lanes = &b.threads[w * 32];
     unsigned long long vals[32] = {};
     for (unsigned l = 0; l < 32; ++l)
@@ -314,6 +405,7 @@ bool try_complete(Block& b, unsigned w, unsigned mask, int op) {
     for (unsigned l = 0; l < 32; ++l) {
         if (!(need >> l & 1)) continue;
         Thread& t = lanes[l];
+        flush_pending(t);
         switch (op) {
             case kSyncWarp:
                 t.result = 0;
@@ -324,7 +416,7 @@ bool try_complete(Block& b, unsigned w, unsigned mask, int op) {
             case kShflXor: {
                 unsigned src = shuffle_source(op, l, t.arg, t.width);
                 t.result = (need >> src & 1) ? vals[src] : vals[l];
-                if (!(need >> src & 1) && opts().check) {
+                if (!(need >> src & 1) && !(mask >> src & 1) && opts().check) {
                     Diagnostic d;
                     d.kind = "warp-mask";
                     d.severity = "warning";
@@ -332,7 +424,7 @@ bool try_complete(Block& b, unsigned w, unsigned mask, int op) {
                     d.line = t.line;
                     d.message = std::string(op_name(op)) + ": lane " + std::to_string(l) +
                                 " reads lane " + std::to_string(src) +
-                                ", which is not in the mask or has exited: the value is undefined";
+                                ", which is not in the mask: the value is undefined";
                     report(d);
                 }
                 break;
@@ -369,6 +461,60 @@ bool try_complete(Block& b, unsigned w, unsigned mask, int op) {
     }
     ++b.warp_sync[w];
     return true;
+}
+
+// __activemask() of the lanes waiting at `leader`'s call site: completed once no lane of the
+// warp can run on (the others took another path and wait elsewhere, or exited), so the mask is
+// the lanes that reached this call together, as after a branch on a GPU.
+void complete_activemask(Block& b, unsigned w, const Thread& leader) {
+    Thread* lanes = &b.threads[w * 32];
+    unsigned together = 0;
+    for (unsigned l = 0; l < 32 && w * 32 + l < b.count; ++l)
+        if (lanes[l].state == State::AtWarp && lanes[l].op == kActiveMask &&
+            same_site(lanes[l], leader))
+            together |= 1u << l;
+    for (unsigned l = 0; l < 32; ++l)
+        if (together >> l & 1) {
+            lanes[l].result = together;
+            lanes[l].state = State::Ready;
+        }
+}
+
+// No lane of warp w can run: complete what can be completed. An __activemask() completes with
+// the lanes at its call site; a collective whose missing lanes wait in the same operation with
+// the same mask at another call site is reported, then completed with them. True when a lane
+// was released.
+bool resolve_stuck_warp(Block& b, unsigned w) {
+    Thread* lanes = &b.threads[w * 32];
+    const unsigned n = std::min(32u, b.count - w * 32);
+    for (unsigned l = 0; l < n; ++l)
+        if (lanes[l].state == State::AtWarp && try_complete(b, w, lanes[l])) return true;
+    for (unsigned l = 0; l < n; ++l)
+        if (lanes[l].state == State::AtWarp && lanes[l].op == kActiveMask) {
+            complete_activemask(b, w, lanes[l]);
+            return true;
+        }
+    for (unsigned l = 0; l < n; ++l) {
+        const Thread& t = lanes[l];
+        if (t.state != State::AtWarp) continue;
+        const unsigned need = t.mask & live_lanes(b, w);
+        const Thread* other = nullptr;
+        bool all_there = true;
+        for (unsigned k = 0; k < n; ++k) {
+            if (!(need >> k & 1)) continue;
+            const Thread& u = lanes[k];
+            if (u.state != State::AtWarp || u.mask != t.mask || u.op != t.op) {
+                all_there = false;
+                break;
+            }
+            if (!same_site(u, t) && !other) other = &u;
+        }
+        if (all_there && other) {
+            if (opts().check) report_other_site(b, t, *other);
+            return try_complete(b, w, t, true);
+        }
+    }
+    return false;
 }
 
 void report_deadlock(const Block& b) {
@@ -534,15 +680,7 @@ SliceEnd run_slice(Block& b, unsigned budget) {
                     }
                 }
                 // Lanes that exited may let a collective of the others complete.
-                if (!any) {
-                    for (unsigned l = 0; l < n; ++l) {
-                        if (lanes[l].state == State::AtWarp &&
-                            try_complete(b, w, lanes[l].mask, lanes[l].op)) {
-                            any = true;
-                            break;
-                        }
-                    }
-                }
+                if (!any) any = resolve_stuck_warp(b, w);
                 if (any && (used >= budget || b.repolls >= kRepollsPerSlice)) {
                     b.next_warp = (w + 1) % b.warps;
                     return r.abort ? SliceEnd::Aborted : SliceEnd::Preempted;
@@ -615,6 +753,7 @@ int syncthreads_reduce(int kind, int predicate, const char* file, int line) {
     Thread* t = cur();
     if (!t) return 0;
     settle_store(*t);
+    flush_pending(*t);
     t->state = State::AtBarrier;
     t->file = file;
     t->line = line;
@@ -656,25 +795,18 @@ unsigned long long warp_op(int op, unsigned mask, unsigned long long value, int 
     t->file = file;
     t->line = line;
     t->state = State::AtWarp;
-    try_complete(*rt().block, t->warp, mask, op);
+    flush_pending(*t);
+    try_complete(*rt().block, t->warp, *t);
     // Even when complete: give the other lanes their turn (lockstep).
     yield_to_scheduler();
     if (pred) *pred = t->pred;
     return t->result;
 }
 
-unsigned activemask() {
+unsigned activemask(const char* file, int line) {
     Thread* t = cur();
     if (!t) return 1;
-    const Block& b = *rt().block;
-    unsigned m = 0;
-    for (unsigned l = 0; l < 32; ++l) {
-        unsigned i = t->warp * 32 + l;
-        if (i >= b.count) break;
-        State s = b.threads[i].state;
-        if (s == State::Ready || s == State::NotStarted || &b.threads[i] == t) m |= 1u << l;
-    }
-    return m;
+    return unsigned(warp_op(kActiveMask, 0xffffffffu, 0, 4, 0, 32, nullptr, file, line));
 }
 
 void threadfence(int scope) {
@@ -693,6 +825,114 @@ void device_trap(const char* what, const char* file, int line) {
     if (cur()) abort_kernel(cudaErrorLaunchFailure);
 }
 
+namespace {
+
+constexpr std::size_t kDefaultSharedLimit = 48 * 1024;
+
+// A kernel as written at a launch or in cudaFuncSetAttribute, without spaces, casts or `&`.
+std::string kernel_key(std::string text) {
+    text.erase(
+        std::remove_if(text.begin(), text.end(), [](unsigned char c) { return std::isspace(c); }),
+        text.end());
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (const char* prefix : {"(constvoid*)", "(void*)", "&", "::"})
+            if (text.rfind(prefix, 0) == 0) {
+                text.erase(0, std::strlen(prefix));
+                changed = true;
+            }
+        for (const char* cast : {"reinterpret_cast<constvoid*>(", "reinterpret_cast<void*>(",
+                                 "static_cast<constvoid*>(", "(", "("})
+            if (text.rfind(cast, 0) == 0 && text.back() == ')') {
+                text = text.substr(std::strlen(cast), text.size() - std::strlen(cast) - 1);
+                changed = true;
+                break;
+            }
+    }
+    return text;
+}
+std::string base_name(const std::string& key) { return key.substr(0, key.find('<')); }
+
+// cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) calls.
+std::map<std::string, int>& opt_ins() {
+    static std::map<std::string, int> m;
+    return m;
+}
+
+}  // namespace
+
+std::size_t shared_memory_limit(const char* kernel) {
+    const std::string key = kernel_key(kernel ? kernel : "");
+    auto& m = opt_ins();
+    auto it = m.find(key);
+    if (it != m.end()) return std::max<std::size_t>(kDefaultSharedLimit, std::size_t(it->second));
+    // The same kernel spelled differently (k<kBlock> and k<256>): the opt-in of its template.
+    for (const auto& [name, bytes] : m)
+        if (base_name(name) == base_name(key))
+            return std::max<std::size_t>(kDefaultSharedLimit, std::size_t(bytes));
+    return kDefaultSharedLimit;
+}
+
+cudaError_t func_set_attribute(const char* text, const void* kernel, cudaFuncAttribute attr,
+                               int value) {
+    (void)kernel;
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return cudaSuccess;
+    if (value < 0 || value > 227 * 1024) {
+        rt().last_error = cudaErrorInvalidValue;
+        return cudaErrorInvalidValue;
+    }
+    // The first argument as written (the macro passes all of them as text).
+    std::string all = text ? text : "";
+    int depth = 0;
+    std::size_t end = all.size();
+    for (std::size_t i = 0; i < all.size(); ++i) {
+        char c = all[i];
+        if (c == '(' || c == '<' || c == '[') ++depth;
+        if (c == ')' || c == '>' || c == ']') --depth;
+        if (c == ',' && depth == 0) {
+            end = i;
+            break;
+        }
+    }
+    opt_ins()[kernel_key(all.substr(0, end))] = value;
+    return cudaSuccess;
+}
+
+void unsupported(const char* what, const char* file, int line) {
+    Diagnostic d;
+    d.kind = "unsupported";
+    d.severity = "error";
+    d.file = file ? file : "";
+    d.line = line;
+    d.message = std::string("the emulator cannot run this: ") + what;
+    report(d);
+    if (cur()) abort_kernel(cudaErrorNotSupported);
+    rt().last_error = cudaErrorNotSupported;
+}
+
+// A failed assert() in a kernel: the GPU stops the kernel and the next synchronizing call
+// returns cudaErrorAssert. glibc's assert calls __assert_fail; the emulator's library comes
+// before libc, so its __assert_fail sees every assert, and hands the host's to glibc.
+extern "C" CUDALINGS_EMU_API void __assert_fail(const char* expression, const char* file,
+                                                unsigned int line, const char* function) noexcept {
+    if (Thread* t = cur()) {
+        Diagnostic d;
+        d.kind = "trap";
+        d.severity = "error";
+        d.file = file ? file : "";
+        d.line = int(line);
+        d.message = std::string("assert(") + (expression ? expression : "") + ") failed in " +
+                    thread_name(*t) + " of block " + block_name(rt().block->idx) +
+                    ": the kernel stops (device-side assert)";
+        report(d);
+        abort_kernel(cudaErrorAssert);
+    }
+    using Real = void (*)(const char*, const char*, unsigned int, const char*);
+    if (auto real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "__assert_fail")))
+        real(expression, file, line, function);
+    std::abort();
+}
+
 void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void* closure,
             const void* const* pointer_args, int pointer_count) {
     Runtime& r = rt();
@@ -702,6 +942,8 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
         r.last_error = e;
         Diagnostic d;
         d.kind = "launch";
+        // The GPU refuses the launch too: the learner's code sees the error (an info, not a
+        // finding of its own); the report names the line.
         d.severity = "info";
         d.file = site.file;
         d.line = site.line;
@@ -734,6 +976,18 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
                                         " bytes of dynamic shared memory (the limit is 227 KiB)");
         return;
     }
+    const std::size_t limit = shared_memory_limit(site.kernel);
+    if (c.shared_bytes > limit) {
+        fail(cudaErrorInvalidValue,
+             std::to_string(c.shared_bytes) + " bytes of dynamic shared memory, more than the " +
+                 std::to_string(limit) + " bytes a block may use" +
+                 (limit == kDefaultSharedLimit
+                      ? " without opting in first: cudaFuncSetAttribute(" +
+                            std::string(site.kernel) +
+                            ", cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)"
+                      : " (the value its cudaFuncSetAttribute opted in to)"));
+        return;
+    }
     // Pointer arguments that are host memory: the GPU faults when the kernel uses them.
     for (int i = 0; i < pointer_count; ++i) {
         const void* p = pointer_args[i];
@@ -746,12 +1000,20 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     r.grid_dim = c.grid;
     r.block_dim = c.block;
     r.dynamic_bytes = c.shared_bytes;
+    r.dynamic_name.clear();
+    r.dynamic_element = 0;
     r.shared_vars.clear();
-    r.shared_owner = nullptr;
+    r.shared_next = 0;
+    r.static_shared = 0;
+    r.shared_limit = limit;
     r.abort = false;
     ++r.launch_serial;
+    if (!r.budget_set) r.launch_started = std::chrono::steady_clock::now();
     r.in_kernel = true;
+    watch_for_stuck_threads();
+    r.kernel_running.store(true);
     run_grid();
+    r.kernel_running.store(false);
     r.in_kernel = false;
     r.current = nullptr;
     r.block = nullptr;

@@ -13,11 +13,14 @@
 // pending blocks one at a time, alone, until one of them stores to a word a waiter polls, and
 // reports both with their lines; with no block left to start, it reports a grid deadlock.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <sstream>
 #include <unordered_set>
+
+#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -91,14 +94,21 @@ struct Poll {
     unsigned tid = 0;
     bool shared = false;
 };
+// Per thread: a spin-wait re-reads its own words; a loop that walks an array (every thread
+// re-reading what *other* threads read before, with stores that leave memory unchanged, as a
+// grid-stride loop with a step of 1 does) reads new words of its own all the time.
 struct PollKey {
     std::uint32_t serial;
+    std::uint32_t tid;
     std::uintptr_t granule;
-    bool operator==(const PollKey& o) const { return serial == o.serial && granule == o.granule; }
+    bool operator==(const PollKey& o) const {
+        return serial == o.serial && tid == o.tid && granule == o.granule;
+    }
 };
 struct PollKeyHash {
     std::size_t operator()(const PollKey& k) const {
-        return std::size_t(mix64(k.granule ^ (std::uint64_t{k.serial} << 48)));
+        return std::size_t(
+            mix64(k.granule ^ (std::uint64_t{k.serial} << 48) ^ (std::uint64_t{k.tid} << 32)));
     }
 };
 
@@ -240,6 +250,7 @@ Block* new_slot(Grid& g) {
     b->warps = (b->count + 31) / 32;
     b->threads.assign(b->count, Thread{});
     b->warp_sync.assign(b->warps, 0u);
+    b->window = take_window();
     for (unsigned z = 0, i = 0; z < d.z; ++z)
         for (unsigned y = 0; y < d.y; ++y)
             for (unsigned x = 0; x < d.x; ++x, ++i) {
@@ -262,40 +273,20 @@ void admit(Grid& g, const DispatchOrder& order) {
               unsigned(linear / (std::uint64_t{grid.x} * grid.y))};
     start_block(*b);
     b->late = g.diagnosing;
-    b->dynamic_shared.assign(r.dynamic_bytes, 0xff);
+    // Garbage, as shared memory is at a block's start: 0xFF bytes (a float reads as NaN).
+    std::memset(b->window + kDynamicOffset, 0xff, r.dynamic_bytes);
     b->has_var.clear();
     r.block = b;
     on_block_start(*b);
     g.active.push_back(b);
 }
 
-// The block's contents of the registered __shared__ variables go back to their addresses.
-void switch_to(Block& b) {
-    Runtime& r = rt();
-    r.block = &b;
-    if (r.shared_owner == &b) return;
-    if (Block* o = r.shared_owner) {
-        if (o->saved_vars.size() < o->has_var.size()) o->saved_vars.resize(o->has_var.size());
-        for (std::size_t i = 0; i < o->has_var.size(); ++i) {
-            if (!o->has_var[i]) continue;
-            const auto& v = r.shared_vars[i];
-            o->saved_vars[i].assign(reinterpret_cast<const unsigned char*>(v.begin),
-                                    reinterpret_cast<const unsigned char*>(v.end));
-        }
-    }
-    for (std::size_t i = 0; i < b.has_var.size(); ++i) {
-        if (!b.has_var[i]) continue;
-        const auto& v = r.shared_vars[i];
-        std::memcpy(reinterpret_cast<void*>(v.begin), b.saved_vars[i].data(), v.end - v.begin);
-    }
-    r.shared_owner = &b;
-}
+void switch_to(Block& b) { rt().block = &b; }
 
 void retire(Grid& g, Block* b) {
     Runtime& r = rt();
     r.block = b;
     on_block_end(*b);
-    if (r.shared_owner == b) r.shared_owner = nullptr;
     g.active.erase(std::find(g.active.begin(), g.active.end(), b));
     g.idle.push_back(b);
 }
@@ -355,6 +346,33 @@ void report_unnamed_wait(const Grid& g) {
     fail_launch(d);
 }
 
+// The launch ran past the time limit while it still made progress (a hang would have been
+// found as a stall): too slow to emulate, which is not a verdict on the code.
+void report_slow(const Grid& g) {
+    Runtime& r = rt();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - r.launch_started).count();
+    const std::uint64_t finished = g.next - g.active.size() - g.parked.size();
+    Diagnostic d;
+    d.kind = "slow";
+    d.severity = "error";
+    std::string where =
+        g.active.empty() ? std::string() : where_threads_are(*g.active.front(), &d.file, &d.line);
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.0f", seconds);
+    d.message = std::string("the kernel was still running after ") + buf +
+                " s of emulation, and still making progress (" + std::to_string(finished) + " of " +
+                std::to_string(g.total) + (g.total == 1 ? " block" : " blocks") +
+                " finished): too slow to emulate at this size, not a hang. Does a thread do "
+                "far more work than it should (a loop whose step is 1 where the grid's size "
+                "was meant)?";
+    d.detail =
+        (where.empty() ? ""
+                       : "in block " + block_name(g.active.front()->idx) + ": " + where + "\n") +
+        schedule_text();
+    fail_launch(d);
+}
+
 // The round's outcome for the stall detector; true when the grid is stalled.
 bool stalled(bool progressed, std::uint64_t polls_before, std::uint64_t need_resumes) {
     Runtime& r = rt();
@@ -393,7 +411,7 @@ std::vector<Poll> window_polls() {
 void note_read(std::uintptr_t a, unsigned size, const void* pc, bool shared) {
     Runtime& r = rt();
     Block& b = *r.block;
-    PollKey key{b.serial, a & ~std::uintptr_t{3}};
+    PollKey key{b.serial, r.current ? r.current->linear : 0, a & ~std::uintptr_t{3}};
     auto [it, fresh] = g_watch.polls.try_emplace(key);
     if (!fresh) return;
     Poll& p = it->second;
@@ -482,6 +500,12 @@ void run_grid() {
             ++i;
         }
         if (r.abort) break;
+        if (o.time_limit_seconds > 0 &&
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - r.launch_started)
+                    .count() > o.time_limit_seconds) {
+            report_slow(g);
+            break;
+        }
         progressed = progressed || r.progress != progress_before;
         if (!stalled(progressed, polls_before, g.diagnosing ? kQuietResumesLate : kQuietResumes))
             continue;
@@ -518,28 +542,179 @@ void run_grid() {
     g_watch.stop();
     r.watch_writes = false;
     r.block = nullptr;
-    r.shared_owner = nullptr;
 }
 
 // ------------------------------------------------------------------ shared memory
-void* dynamic_shared() {
-    Runtime& r = rt();
-    return r.block ? static_cast<void*>(r.block->dynamic_shared.data()) : nullptr;
+namespace {
+std::vector<unsigned char*> g_free_windows;
+}  // namespace
+
+unsigned char* take_window() {
+    if (!g_free_windows.empty()) {
+        unsigned char* w = g_free_windows.back();
+        g_free_windows.pop_back();
+        return w;
+    }
+    // Reserved, committed page by page as it is touched.
+    void* m = ::mmap(nullptr, kSharedWindow, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED) {
+        std::perror("cudalings emulator: cannot map shared memory");
+        std::abort();
+    }
+    return static_cast<unsigned char*>(m);
 }
 
-void shared_var(const volatile void* p, std::size_t bytes) {
+void give_window(unsigned char* w) {
+    if (w) g_free_windows.push_back(w);
+}
+
+Block::~Block() { give_window(window); }
+
+void* dynamic_shared() {
     Runtime& r = rt();
-    if (!r.in_kernel || !r.block) return;
-    auto a = reinterpret_cast<std::uintptr_t>(p);
-    std::size_t i = 0;
-    while (i < r.shared_vars.size() && r.shared_vars[i].begin != a) ++i;
-    if (i == r.shared_vars.size()) r.shared_vars.push_back({a, a + bytes});
+    return r.block ? static_cast<void*>(r.block->window + kDynamicOffset) : nullptr;
+}
+
+void* dynamic_shared_named(const char* name, std::size_t element) {
+    Runtime& r = rt();
+    if (r.block && name) {
+        r.dynamic_name = name;
+        r.dynamic_element = element ? element : 1;
+    }
+    return dynamic_shared();
+}
+
+// A red zone after each variable: an index a little out of range lands there, not in the next
+// variable, and is reported with the variable's name.
+static std::size_t red_zone(std::size_t bytes) { return 256 + bytes / 2; }
+
+void* shared_slot(SharedKey* key, const SharedShape& shape, const char* name) {
+    Runtime& r = rt();
+    if (!r.in_kernel || !r.block) {
+        // Host code that calls a device function: a buffer of its own (never a GPU's case).
+        static std::vector<std::unique_ptr<unsigned char[]>> host;
+        host.emplace_back(new unsigned char[shape.bytes + 16]);
+        return host.back().get();
+    }
+    if (key->launch != r.launch_serial || key->index >= r.shared_vars.size()) {
+        std::size_t align = std::max<std::size_t>(16, shape.align);
+        std::size_t at = (r.shared_next + align - 1) / align * align;
+        Runtime::SharedVar v;
+        v.begin = at;
+        v.end = at + shape.bytes;
+        v.name = name ? name : "?";
+        v.element = shape.element ? shape.element : 1;
+        v.rank = std::min<std::size_t>(shape.rank, 4);
+        for (std::size_t i = 0; i < v.rank; ++i) v.dims[i] = shape.dims[i];
+        if (v.end + red_zone(shape.bytes) > kDynamicOffset) {
+            Diagnostic d;
+            d.kind = "launch";
+            d.severity = "error";
+            d.message = "the kernel's __shared__ variables need more than " +
+                        std::to_string(kDynamicOffset / 1024) + " KiB";
+            report(d);
+            abort_kernel(cudaErrorInvalidValue);
+        }
+        r.shared_next = v.end + red_zone(shape.bytes);
+        r.static_shared += shape.bytes;
+        key->launch = r.launch_serial;
+        key->index = std::uint32_t(r.shared_vars.size());
+        r.shared_vars.push_back(v);
+        if (r.static_shared + r.dynamic_bytes > r.shared_limit) {
+            // The GPU refuses such a launch: nothing of it runs.
+            r.last_error = cudaErrorInvalidValue;
+            Diagnostic d;
+            d.kind = "launch";
+            d.severity = "error";
+            if (r.site) {
+                d.file = r.site->file;
+                d.line = r.site->line;
+            }
+            d.message =
+                "the launch of " + std::string(r.site ? r.site->kernel : "the kernel") +
+                " fails on a GPU: " + std::to_string(r.static_shared) +
+                " bytes of __shared__ variables and " + std::to_string(r.dynamic_bytes) +
+                " bytes of dynamic shared memory are more than the " +
+                std::to_string(r.shared_limit) + " bytes a block may use" +
+                (r.shared_limit == 48 * 1024 ? " without cudaFuncSetAttribute(kernel, "
+                                               "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)"
+                                             : "");
+            report(d);
+            abort_kernel(cudaErrorInvalidValue);
+        }
+    }
+    const Runtime::SharedVar& v = r.shared_vars[key->index];
     Block& b = *r.block;
-    if (b.has_var.size() <= i) b.has_var.resize(i + 1, 0);
-    if (b.has_var[i]) return;
-    // First touch in this block: garbage (0xFF bytes), as uninitialised shared memory is.
-    std::memset(reinterpret_cast<void*>(a), 0xff, bytes);
-    b.has_var[i] = 1;
+    if (b.has_var.size() <= key->index) b.has_var.resize(key->index + 1, 0);
+    if (!b.has_var[key->index]) {
+        // First use in this block: garbage (0xFF bytes), as uninitialised shared memory is.
+        std::memset(b.window + v.begin, 0xff, v.end - v.begin);
+        b.has_var[key->index] = 1;
+    }
+    return b.window + v.begin;
+}
+
+namespace {
+std::string indices(std::size_t element, const Runtime::SharedVar& v) {
+    if (v.rank <= 1) return "[" + std::to_string(element) + "]";
+    std::size_t idx[4] = {};
+    for (std::size_t k = v.rank; k-- > 0;) {
+        std::size_t extent = v.dims[k] ? v.dims[k] : 1;
+        idx[k] = k == 0 ? element : element % extent;
+        element /= extent;
+    }
+    std::string out;
+    for (std::size_t k = 0; k < v.rank; ++k) out += "[" + std::to_string(idx[k]) + "]";
+    return out;
+}
+std::string declared(const Runtime::SharedVar& v) {
+    std::string out = v.name;
+    if (v.rank == 0) return out;
+    for (std::size_t k = 0; k < v.rank; ++k) out += "[" + std::to_string(v.dims[k]) + "]";
+    return out;
+}
+}  // namespace
+
+bool shared_inside(std::size_t offset, std::size_t size) {
+    const Runtime& r = rt();
+    if (offset >= kDynamicOffset) return offset + size <= kDynamicOffset + r.dynamic_bytes;
+    for (const auto& v : r.shared_vars)
+        if (offset >= v.begin && offset + size <= v.end) return true;
+    return false;
+}
+
+std::string shared_location(std::size_t offset, bool* inside, std::string* past) {
+    Runtime& r = rt();
+    *inside = true;
+    if (offset >= kDynamicOffset) {
+        std::size_t o = offset - kDynamicOffset;
+        std::string name = r.dynamic_name.empty() ? "the dynamic shared memory" : r.dynamic_name;
+        std::size_t element = r.dynamic_element ? r.dynamic_element : 4;
+        if (o >= r.dynamic_bytes) {
+            *inside = false;
+            if (past)
+                *past = "the launch gave " + std::to_string(r.dynamic_bytes) +
+                        " bytes of dynamic shared memory" +
+                        (r.dynamic_bytes == 0 ? " (none: the third <<<>>> parameter is 0)" : "");
+        }
+        return name + "[" + std::to_string(o / element) + "]";
+    }
+    const Runtime::SharedVar* before = nullptr;
+    for (const auto& v : r.shared_vars) {
+        if (offset >= v.begin && offset < v.end) {
+            std::size_t e = (offset - v.begin) / v.element;
+            return std::string(v.name) + indices(e, v);
+        }
+        if (v.begin <= offset) before = &v;
+    }
+    *inside = false;
+    if (!before) return "shared memory";
+    std::size_t e = (offset - before->begin) / before->element;
+    if (past)
+        *past = "__shared__ " + declared(*before) + " has " +
+                std::to_string((before->end - before->begin) / before->element) + " elements";
+    return std::string(before->name) + "[" + std::to_string(e) + "]";
 }
 
 }  // namespace cudalings_emu

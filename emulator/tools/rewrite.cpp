@@ -4,8 +4,11 @@
 //     -> ::cudalings_emu::Launch(__FILE__, __LINE__, "k", grid, block, shmem, stream)
 //            .go([&](auto&... a) { k(a...); }, args)
 //   extern __shared__ T s[];        (in a function)   -> T* const s = <dynamic shared memory>;
-//   extern __shared__ T s[];        (namespace scope) -> static DynamicShared<T> s;
-//   __shared__ T x[N];              (in a function)   -> static T x[N]; shared_var(&x, sizeof(x));
+//   extern __shared__ T s[];        (namespace scope) -> static DynamicShared<T> s{"s"};
+//   __shared__ T x[N];              (in a function)   -> a reference to the running block's copy:
+//       using cudalings_shared_t_x = T[N]; static SharedKey k;
+//       cudalings_shared_t_x& x = shared_ref<cudalings_shared_t_x>(&k, "x");
+//   __shared__ T x[N];              (namespace scope) -> static SharedGlobal<T[N]> x{"x"};
 //
 // Line structure is kept (a rewritten launch that spanned lines is padded with newlines), and
 // the output starts with #line so the compiler, and every diagnostic, name the learner's file.
@@ -316,40 +319,42 @@ class Rewriter {
         }
         std::string decl = text_of(statement, end);
         bool is_extern = has_word(decl, "extern");
-        if (!in_code && !is_extern) {  // namespace scope: the macro makes it a plain static
-            *next = end + 1;
-            return true;
-        }
-        // Tokens without the storage words and alignment attributes.
+        // Tokens without the storage words, attributes and alignment specifiers.
         std::string rest = remove_words(decl, {"extern", "__shared__", "static"});
+        rest = remove_attributes(rest);
         rest = remove_calls(rest, {"__align__", "alignas", "__attribute__"});
         rest = trim(rest);
-        std::size_t first_decl_end = top_level(rest, ",=[");
-        std::size_t name_end = first_decl_end;
-        while (name_end > 0 && std::isspace(static_cast<unsigned char>(rest[name_end - 1])))
-            --name_end;
-        std::size_t name_begin = name_end;
-        while (name_begin > 0 && ident_char(rest[name_begin - 1])) --name_begin;
-        std::string name = rest.substr(name_begin, name_end - name_begin);
-        std::string type = trim(rest.substr(0, name_begin));
-        if (name.empty() || type.empty()) {
+        // The declarators after the type: "x[4]", "*p", "tile[32][33]".
+        std::vector<Declarator> declarators;
+        std::string base;
+        if (!split_declaration(rest, &base, &declarators)) {
             *error =
                 "line " + std::to_string(line_of(at)) + ": cannot read this __shared__ declaration";
             return false;
         }
         std::string text;
         if (is_extern) {
-            // Keep the alignment attribute out of the cast; the pointer itself needs none.
-            text = in_code ? type + "* const " + name + " = reinterpret_cast<" + type +
-                                 "*>(::cudalings_emu::dynamic_shared());"
-                           : "static ::cudalings_emu::DynamicShared<" + type + "> " + name + ";";
+            const Declarator& d = declarators.front();
+            const std::string type = base + d.prefix;
+            text = in_code ? type + "* const " + d.name + " = reinterpret_cast<" + type +
+                                 "*>(::cudalings_emu::dynamic_shared_named(\"" + d.name +
+                                 "\", sizeof(" + type + ")));"
+                           : "static ::cudalings_emu::DynamicShared<" + type + "> " + d.name +
+                                 "{\"" + d.name + "\"};";
         } else {
-            // __shared__ -> static (the word at `at`, not one in a comment before it)
-            text = s_.substr(statement, at - statement) +
-                   (has_word(decl, "static") ? "" : "static") +
-                   s_.substr(at + 10, end + 1 - (at + 10));
-            for (const auto& n : declarator_names(rest))
-                text += " ::cudalings_emu::shared_var(&" + n + ", sizeof(" + n + "));";
+            for (const Declarator& d : declarators) {
+                const std::string type = "cudalings_shared_t_" + d.name;
+                text += "using " + type + " = " + base + " " + d.prefix + d.suffix + "; ";
+                if (in_code) {
+                    // A reference to the running block's copy (shared_slot), per declaration.
+                    text += "static ::cudalings_emu::SharedKey cudalings_shared_k_" + d.name +
+                            "; " + type + "& " + d.name + " = ::cudalings_emu::shared_ref<" + type +
+                            ">(&cudalings_shared_k_" + d.name + ", \"" + d.name + "\"); ";
+                } else {
+                    text += "static ::cudalings_emu::SharedGlobal<" + type + "> " + d.name + "{\"" +
+                            d.name + "\"}; ";
+                }
+            }
         }
         std::size_t had = count_newlines(s_, statement, end + 1),
                     has = count_newlines(text, 0, text.size());
@@ -357,6 +362,60 @@ class Rewriter {
         edits_.push_back({statement, end + 1, text});
         *next = end + 1;
         return true;
+    }
+
+    struct Declarator {
+        std::string prefix;  // "*", "* const", "" (before the name)
+        std::string name;
+        std::string suffix;  // "[32][33]" (after the name)
+    };
+
+    // "float x[4], *p" -> base "float", declarators {"", x, "[4]"} and {"*", p, ""}.
+    static bool split_declaration(const std::string& rest, std::string* base,
+                                  std::vector<Declarator>* out) {
+        std::size_t first_end = top_level(rest, ",=[");
+        std::size_t name_end = first_end;
+        while (name_end > 0 && std::isspace(static_cast<unsigned char>(rest[name_end - 1])))
+            --name_end;
+        std::size_t name_begin = name_end;
+        while (name_begin > 0 && ident_char(rest[name_begin - 1])) --name_begin;
+        if (name_begin == name_end) return false;
+        // The base type ends before the first declarator's * and & signs.
+        std::size_t base_end = name_begin;
+        while (base_end > 0 && (rest[base_end - 1] == '*' || rest[base_end - 1] == '&' ||
+                                std::isspace(static_cast<unsigned char>(rest[base_end - 1]))))
+            --base_end;
+        *base = trim(rest.substr(0, base_end));
+        if (base->empty()) return false;
+        std::size_t from = base_end;
+        while (from < rest.size()) {
+            std::size_t comma = top_level(rest, ",", from);
+            std::string d = rest.substr(from, comma - from);
+            std::size_t stop = top_level(d, "=[");
+            std::size_t e = stop;
+            while (e > 0 && std::isspace(static_cast<unsigned char>(d[e - 1]))) --e;
+            std::size_t b = e;
+            while (b > 0 && ident_char(d[b - 1])) --b;
+            if (e == b) return false;
+            Declarator dec;
+            dec.prefix = trim(d.substr(0, b));
+            dec.name = d.substr(b, e - b);
+            const std::size_t init = top_level(d, "=");
+            if (stop < init) dec.suffix = trim(d.substr(stop, init - stop));
+            out->push_back(dec);
+            from = comma + 1;
+        }
+        return !out->empty();
+    }
+
+    // [[maybe_unused]] and other standard attributes.
+    static std::string remove_attributes(std::string t) {
+        for (std::size_t p = t.find("[["); p != std::string::npos; p = t.find("[[")) {
+            std::size_t e = t.find("]]", p);
+            if (e == std::string::npos) break;
+            t.replace(p, e + 2 - p, std::string(e + 2 - p, ' '));
+        }
+        return t;
     }
 
     static std::size_t find_word(const std::string& t, const std::string& w) {
@@ -406,23 +465,6 @@ class Rewriter {
             if (c == ')' || c == ']' || c == '}' || c == '>') --depth;
         }
         return t.size();
-    }
-
-    static std::vector<std::string> declarator_names(const std::string& rest) {
-        std::vector<std::string> names;
-        std::size_t from = 0;
-        while (from < rest.size()) {
-            std::size_t comma = top_level(rest, ",", from);
-            std::string d = rest.substr(from, comma - from);
-            std::size_t stop = top_level(d, "=[");
-            std::size_t e = stop;
-            while (e > 0 && std::isspace(static_cast<unsigned char>(d[e - 1]))) --e;
-            std::size_t b = e;
-            while (b > 0 && ident_char(d[b - 1])) --b;
-            if (e > b) names.push_back(d.substr(b, e - b));
-            from = comma + 1;
-        }
-        return names;
     }
 
     static std::string flatten(const std::string& t) {

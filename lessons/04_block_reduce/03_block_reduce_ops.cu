@@ -100,9 +100,10 @@ __device__ T block_reduce(T v, Op op) {
     //   - v = warp_reduce(v, op); lane 0 of each warp stores it in warp_results[warp];
     //   - __syncthreads(); warp 0 reads warp_results[lane] (Op::identity() for lane >= kWarps)
     //     and reduces them with warp_reduce;
-    //   - a second __syncthreads() before returning: the kernel calls block_reduce several
-    //     times, and calls with the same T share warp_results (one array per template
-    //     instance), so warp 0 must finish reading before the next call's lane 0s write.
+    //   - a second __syncthreads() before returning. Each instantiation (each T *and* Op) has
+    //     its own warp_results, so this kernel's four calls use four arrays; but a second call
+    //     of the same instantiation (in a loop, say) would reuse its array: warp 0 must finish
+    //     reading before that call's lane 0s write.
     (void)op;
     return v;
 }

@@ -81,8 +81,9 @@ __device__ __forceinline__ T warp_reduce(T v, Op op) {
 // The reduction of v over the block (kTile threads), valid in thread 0.
 template <typename T, typename Op>
 __device__ T block_reduce(T v, Op op) {
-    // One array per value type T (each template instantiation has its own). Several calls with
-    // the same T share it, hence the barrier at the end.
+    // One array per template instantiation: block_reduce<float, Sum> and block_reduce<float, Max>
+    // each have their own, so the kernel's four calls use four arrays. Two calls of the same
+    // instantiation (a loop) would share one, hence the barrier at the end.
     __shared__ T warp_results[kWarps];
     const unsigned int lane = threadIdx.x % kWarpSize;
     const unsigned int warp = threadIdx.x / kWarpSize;
@@ -94,7 +95,7 @@ __device__ T block_reduce(T v, Op op) {
         v = lane < kWarps ? warp_results[lane] : Op::identity();
         v = warp_reduce(v, op);
     }
-    // Warp 0 must have read warp_results before the next call's lane 0s overwrite it.
+    // Warp 0 must have read warp_results before a next call of this instantiation overwrites it.
     __syncthreads();
     return v;
 }

@@ -48,6 +48,17 @@ TEST_CASE("failures only at large sizes point at overflow or coverage", "[cases]
     CHECK(small.find("below 256") != std::string::npos);
 }
 
+TEST_CASE("'only the large sizes' is said only of sizes that are large", "[cases]") {
+    // It was said with N = 2, 4, 31, 255 and 513: a kernel wrong from the second block on, or
+    // right only for n = 1, is not an overflow.
+    auto from_257 = size_pattern_hint(outcomes([](std::uint64_t n) { return n < 257; }));
+    CHECK(from_257.find("large sizes") == std::string::npos);
+    CHECK(from_257.find("from 257 up") != std::string::npos);
+    CHECK(size_pattern_hint(outcomes([](std::uint64_t n) { return n < 31; })).empty());
+    auto large = size_pattern_hint(outcomes([](std::uint64_t n) { return n < (1u << 20); }));
+    CHECK(large.find("Only the large sizes (2^20+3 and up)") != std::string::npos);
+}
+
 TEST_CASE("no pattern when everything passes, everything fails, or failures are scattered",
           "[cases]") {
     CHECK(size_pattern_hint(outcomes([](std::uint64_t) { return true; })).empty());

@@ -139,7 +139,8 @@ TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner'
     const auto& step = j["results"][0];
     CHECK(step["verdict"] == "MEMORY_ERROR");  // the same verdict as on a GPU (the guard zone)
     CHECK_THAT(step["cases"][0]["detail"].get<std::string>(),
-               ContainsSubstring("01_one_thread_per_element.cu:7: error: write to 4 bytes"));
+               ContainsSubstring("01_one_thread_per_element.cu:8: error: write to output[1]: "
+                                 "out of bounds"));
     remove_course(root);
 }
 

@@ -6,6 +6,10 @@
 #include <csignal>
 #include <thread>
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "supervise.h"
 
 using namespace cudalings;
@@ -126,4 +130,41 @@ TEST_CASE("a held child is killed when its hold is cancelled", "[supervise]") {
     CHECK(r.cancelled);
     CHECK_FALSE(r.exited_ok());
     CHECK(r.out.head.find("got") == std::string::npos);
+}
+
+// The runner reads its key on fd 4 and writes results on fd 3. When the checker's other threads
+// had just closed fd 3, the key's pipe could sit on fd 3 at the fork: copying the channel onto
+// fd 3 first destroyed it, the runner read no key, every line it wrote was unauthenticated and
+// the check ended in "the runner ended before its first case ... exited (code 0)".
+TEST_CASE("a child's descriptors are arranged even when a source sits on another's target",
+          "[supervise]") {
+    pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+        int key[2], channel[2];
+        if (pipe(key) != 0 || pipe(channel) != 0) _exit(10);
+        // Every end well above 4 first, then the collision: the key's read end on fd 3, the
+        // channel's write end on fd 4.
+        for (int* fd : {&key[0], &key[1], &channel[0], &channel[1]}) {
+            const int high = fcntl(*fd, F_DUPFD, 100);
+            if (high < 0) _exit(11);
+            ::close(*fd);
+            *fd = high;
+        }
+        if (dup2(key[0], 3) < 0 || dup2(channel[1], 4) < 0) _exit(12);
+        ::close(key[0]);
+        ::close(channel[1]);
+        const DescriptorMove moves[] = {{4, 3}, {3, 4}};  // channel -> 3, key -> 4
+        if (!arrange_descriptors(moves, 2)) _exit(12);
+        if (write(key[1], "k", 1) != 1) _exit(13);
+        char c = 0;
+        if (read(4, &c, 1) != 1 || c != 'k') _exit(14);  // the key arrives on fd 4
+        if (write(3, "r", 1) != 1) _exit(15);
+        if (read(channel[0], &c, 1) != 1 || c != 'r') _exit(16);  // results leave on fd 3
+        _exit(0);
+    }
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }

@@ -1,7 +1,7 @@
 // cudalings CPU emulator: the header force-included (g++ -include) before every CUDA file that
 // is built for emulation. It turns CUDA C++ into plain C++ that runs on the emulator's
-// runtime: __global__/__device__/__host__ mean nothing, __shared__ variables live in a named
-// section the runtime poisons per block, the built-in index variables read the running CUDA
+// runtime: __global__/__device__/__host__ mean nothing, __shared__ variables live in each block's
+// shared memory window (see the rewriter), the built-in index variables read the running CUDA
 // thread, and barriers, warp intrinsics and atomics call into the runtime.
 //
 // The source rewriter (cudalings-emu-rewrite) has already turned `k<<<cfg>>>(args)` into
@@ -10,6 +10,21 @@
 #pragma once
 
 #define CUDALINGS_EMULATOR 1
+
+// The runtime API's C functions first: the kernel overloads below must be declared before
+// cuda_runtime.h, whose occupancy helpers (templates) call them with a kernel.
+#include <cuda_runtime_api.h>
+
+// What nvcc declares for a kernel given by name (a template on its type): here the kernel is
+// an ordinary function, and its address is what the C API takes.
+template <typename T>
+inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attributes, T* kernel) {
+    return ::cudaFuncGetAttributes(attributes, reinterpret_cast<const void*>(kernel));
+}
+template <typename T>
+inline cudaError_t cudaFuncSetCacheConfig(T* kernel, cudaFuncCache config) {
+    return ::cudaFuncSetCacheConfig(reinterpret_cast<const void*>(kernel), config);
+}
 
 #include <cuda_runtime.h>  // NVIDIA's own header: host-safe types and the runtime API
 #include <math.h>
@@ -21,6 +36,7 @@
 #include <cstring>
 #include <memory>  // before __noinline__ is defined: libstdc++ uses __attribute__((__noinline__))
 #include <new>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -49,11 +65,10 @@
 // __noinline__ is left alone: newer libstdc++ writes __attribute__((__noinline__)) itself, which
 // a macro would break (GCC 13). GCC reads __noinline__ inside an attribute natively.
 #define __forceinline__ inline __attribute__((always_inline))
-// The rewriter turns `__shared__ T x[N];` in a function body into `static T x[N];` followed by
-// a registration call (the runtime poisons it with 0xFF bytes at the first touch in every
-// block, so an uninitialised float reads as NaN). One copy serves every block: when blocks
-// run interleaved, the runtime saves and restores each block's contents as it switches. What
-// is left here (namespace-scope __shared__) is a plain static, shared by all blocks.
+// The rewriter turns every `__shared__` declaration into a reference to the running block's copy
+// (in the block's shared memory window: poisoned with 0xFF bytes at the start of every block, so
+// an uninitialised float reads as NaN; red zones between variables). What is left for the macro
+// is only code the rewriter did not see (a macro that expands to __shared__).
 #define __shared__ static
 
 #define CUDALINGS_EMU_INLINE static inline __attribute__((always_inline, unused))
@@ -69,9 +84,12 @@ static constexpr int warpSize = 32;
 // ------------------------------------------------------------------ launches
 namespace cudalings_emu {
 
+// A pointer argument of a launch (any qualifiers: `volatile int*` too), for the host-pointer
+// check.
 template <typename T>
 inline void collect_pointer(const void** out, int& n, const T& v) {
-    if constexpr (std::is_pointer_v<T>) out[n++] = reinterpret_cast<const void*>(v);
+    if constexpr (std::is_pointer_v<T> && std::is_object_v<std::remove_pointer_t<T>>)
+        out[n++] = const_cast<const void*>(static_cast<const volatile void*>(v));
     (void)out, (void)n, (void)v;
 }
 
@@ -120,9 +138,66 @@ namespace cudalings_emu {
 // `extern __shared__ T s[];` at namespace scope: a view of this launch's dynamic shared memory.
 template <typename T>
 struct DynamicShared {
-    operator T*() const { return static_cast<T*>(dynamic_shared()); }
-    T& operator[](std::ptrdiff_t i) const { return static_cast<T*>(dynamic_shared())[i]; }
+    const char* name = nullptr;
+    T* get() const { return static_cast<T*>(dynamic_shared_named(name, sizeof(T))); }
+    operator T*() const { return get(); }
+    T& operator[](std::ptrdiff_t i) const { return get()[i]; }
 };
+
+// The shape of a __shared__ variable's type: its size, alignment, element and extents.
+template <typename T>
+constexpr SharedShape shape_of() {
+    SharedShape s{sizeof(T), alignof(T), sizeof(std::remove_all_extents_t<T>), std::rank_v<T>, {}};
+    if constexpr (std::rank_v<T> > 0) s.dims[0] = std::extent_v<T, 0>;
+    if constexpr (std::rank_v<T> > 1) s.dims[1] = std::extent_v<T, 1>;
+    if constexpr (std::rank_v<T> > 2) s.dims[2] = std::extent_v<T, 2>;
+    if constexpr (std::rank_v<T> > 3) s.dims[3] = std::extent_v<T, 3>;
+    return s;
+}
+// `__shared__ T x[N];` in a function becomes a reference to the running block's copy:
+//   static SharedKey k; T (&x)[N] = shared_ref<T[N]>(&k, "x");
+template <typename T>
+CUDALINGS_EMU_INLINE T& shared_ref(SharedKey* key, const char* name) {
+    static constexpr SharedShape shape = shape_of<T>();
+    return *static_cast<T*>(shared_slot(key, shape, name));
+}
+
+// `__shared__ T x[N];` at namespace scope: every use reaches the running block's copy.
+template <typename T>
+class SharedGlobal {
+  public:
+    explicit SharedGlobal(const char* name) : name_(name) {}
+    T& get() { return shared_ref<T>(&key_, name_); }
+    operator T&() { return get(); }
+    template <typename U = T, typename = std::enable_if_t<std::is_array_v<U>>>
+    std::remove_extent_t<U>& operator[](std::ptrdiff_t i) { return get()[i]; }
+    template <typename U = T, typename = std::enable_if_t<std::is_array_v<U>>>
+    operator std::remove_extent_t<U>*() { return get(); }
+    T* operator&() { return &get(); }
+    template <typename V>
+    SharedGlobal& operator=(const V& v) { get() = v; return *this; }
+    template <typename V> T& operator+=(const V& v) { return get() += v; }
+    template <typename V> T& operator-=(const V& v) { return get() -= v; }
+    template <typename V> T& operator*=(const V& v) { return get() *= v; }
+    template <typename V> T& operator|=(const V& v) { return get() |= v; }
+    template <typename V> T& operator&=(const V& v) { return get() &= v; }
+    template <typename U = T> auto operator++() -> decltype(++std::declval<U&>()) { return ++get(); }
+    template <typename U = T> auto operator++(int) -> decltype(std::declval<U&>()++) { return get()++; }
+    template <typename U = T> auto operator--() -> decltype(--std::declval<U&>()) { return --get(); }
+    template <typename U = T> auto operator--(int) -> decltype(std::declval<U&>()--) { return get()--; }
+
+  private:
+    SharedKey key_;
+    const char* name_;
+};
+
+// The size of what a cudaMalloc'd pointer points to (0 for void).
+template <typename T>
+constexpr std::size_t pointee_size(T**) {
+    if constexpr (std::is_void_v<T>) return 0;
+    else return sizeof(T);
+}
+constexpr std::size_t pointee_size(...) { return 0; }
 }  // namespace cudalings_emu
 
 // ------------------------------------------------------------------ barriers, fences
@@ -137,7 +212,7 @@ struct DynamicShared {
 #define __brkpt() ((void)0)
 CUDALINGS_EMU_INLINE void __nanosleep(unsigned) {}
 CUDALINGS_EMU_INLINE long long clock64() { return (long long)__builtin_ia32_rdtsc(); }
-CUDALINGS_EMU_INLINE unsigned __activemask() { return ::cudalings_emu::activemask(); }
+#define __activemask() ::cudalings_emu::activemask(__FILE__, __LINE__)
 CUDALINGS_EMU_INLINE unsigned __lanemask_lt() { return (1u << ::cudalings_emu::lane_id()) - 1u; }
 
 // ------------------------------------------------------------------ warp intrinsics
@@ -451,6 +526,94 @@ CUDALINGS_EMU_INLINE unsigned long long ullmax(unsigned long long a, unsigned lo
 
 // ------------------------------------------------------------------ runtime API call sites
 // The calls whose diagnostics name a line: where memory was allocated, freed or copied.
-#define cudaMalloc(p, bytes) ::cudalings_emu::malloc_at(reinterpret_cast<void**>(p), (bytes), __FILE__, __LINE__)
+#define cudaMalloc(p, bytes)                                                                   \
+    ::cudalings_emu::malloc_named(reinterpret_cast<void**>(p), (bytes), __FILE__, __LINE__, #p, \
+                                  ::cudalings_emu::pointee_size(p))
 #define cudaFree(p) ::cudalings_emu::free_at((void*)(p), __FILE__, __LINE__)
 #define cudaMemcpy(dst, src, bytes, kind) ::cudalings_emu::memcpy_at((dst), (src), (bytes), (kind), __FILE__, __LINE__)
+
+// cudaFuncSetAttribute(kernel, attribute, value): nvcc also declares it for a kernel (a template),
+// and the launch's opt-in to more than 48 KiB of shared memory is matched by the kernel as written.
+namespace cudalings_emu {
+template <typename F>
+inline cudaError_t set_attribute(const char* text, F kernel, cudaFuncAttribute attr, int value) {
+    return func_set_attribute(text, reinterpret_cast<const void*>(kernel), attr, value);
+}
+}  // namespace cudalings_emu
+#define cudaFuncSetAttribute(...) ::cudalings_emu::set_attribute(#__VA_ARGS__, __VA_ARGS__)
+
+// Symbols (__device__ and __constant__ variables are ordinary variables here): the overloads nvcc
+// declares for a variable given by name.
+template <typename T>
+inline cudaError_t cudaGetSymbolAddress(void** p, const T& symbol) {
+    if (!p) return cudaErrorInvalidValue;
+    *p = const_cast<void*>(static_cast<const volatile void*>(&symbol));
+    return cudaSuccess;
+}
+template <typename T>
+inline cudaError_t cudaGetSymbolSize(size_t* size, const T&) {
+    if (size) *size = sizeof(T);
+    return cudaSuccess;
+}
+template <typename T>
+inline cudaError_t cudaMemcpyToSymbol(const T& symbol, const void* src, size_t bytes,
+                                      size_t offset = 0,
+                                      cudaMemcpyKind kind = cudaMemcpyHostToDevice) {
+    if (offset + bytes > sizeof(T)) return cudaErrorInvalidValue;
+    return ::cudaMemcpyToSymbol(static_cast<const void*>(&symbol), src, bytes, offset, kind);
+}
+template <typename T>
+inline cudaError_t cudaMemcpyFromSymbol(void* dst, const T& symbol, size_t bytes,
+                                        size_t offset = 0,
+                                        cudaMemcpyKind kind = cudaMemcpyDeviceToHost) {
+    if (offset + bytes > sizeof(T)) return cudaErrorInvalidValue;
+    return ::cudaMemcpyFromSymbol(dst, static_cast<const void*>(&symbol), bytes, offset, kind);
+}
+template <typename T>
+inline cudaError_t cudaMemcpyToSymbolAsync(const T& symbol, const void* src, size_t bytes,
+                                           size_t offset = 0,
+                                           cudaMemcpyKind kind = cudaMemcpyHostToDevice,
+                                           cudaStream_t = 0) {
+    return cudaMemcpyToSymbol(symbol, src, bytes, offset, kind);
+}
+template <typename T>
+inline cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const T& symbol, size_t bytes,
+                                             size_t offset = 0,
+                                             cudaMemcpyKind kind = cudaMemcpyDeviceToHost,
+                                             cudaStream_t = 0) {
+    return cudaMemcpyFromSymbol(dst, symbol, bytes, offset, kind);
+}
+
+// cudaLaunchKernel(kernel, grid, block, args, shmem, stream): the kernel's parameter types say
+// how to read `args`; a kernel cast to const void* cannot be called here (reported unsupported).
+namespace cudalings_emu {
+template <typename... P, std::size_t... I>
+inline cudaError_t launch_with_args(const char* text, const char* file, int line,
+                                    void (*kernel)(P...), dim3 grid, dim3 block, void** args,
+                                    std::size_t shmem, cudaStream_t stream,
+                                    std::index_sequence<I...>) {
+    std::string name = text ? text : "kernel";
+    name = name.substr(0, name.find(','));
+    Launch(file, line, name.c_str(), grid, block, shmem, stream)
+        .go([kernel](auto&... a) { kernel(a...); },
+            *static_cast<std::decay_t<P>*>(args[I])...);
+    return cudaPeekAtLastError();
+}
+template <typename... P>
+inline cudaError_t launch_kernel(const char* text, const char* file, int line,
+                                 void (*kernel)(P...), dim3 grid, dim3 block, void** args,
+                                 std::size_t shmem = 0, cudaStream_t stream = 0) {
+    return launch_with_args(text, file, line, kernel, grid, block, args, shmem, stream,
+                            std::index_sequence_for<P...>{});
+}
+inline cudaError_t launch_kernel(const char*, const char* file, int line, const void*, dim3,
+                                 dim3, void**, std::size_t = 0, cudaStream_t = 0) {
+    unsupported("cudaLaunchKernel of a kernel cast to const void* (the emulator needs the "
+                "kernel's parameter types: pass the kernel itself, as nvcc allows)",
+                file, line);
+    return cudaErrorNotSupported;
+}
+}  // namespace cudalings_emu
+#define cudaLaunchKernel(...) ::cudalings_emu::launch_kernel(#__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)
+#define cudaLaunchCooperativeKernel(...) \
+    ::cudalings_emu::launch_kernel(#__VA_ARGS__, __FILE__, __LINE__, __VA_ARGS__)

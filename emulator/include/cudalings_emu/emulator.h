@@ -31,13 +31,18 @@ struct Options {
     std::uint64_t schedule_seed = 0;
     unsigned resident_blocks = 1;
     unsigned quantum = 16;
+    // A launch still running after this many seconds (0: no limit) is stopped and reported as
+    // "slow": it makes progress, but too slowly to be emulated (it may finish on a GPU). A CUDA
+    // thread that runs this long without one memory access (a loop that never reads or writes
+    // memory: it never ends) is reported as "stuck" to the host's stuck handler, with its line.
+    double time_limit_seconds = 0;
 };
 
 // Read once from the environment, set_options overrides:
 //   CUDALINGS_EMU_MODE=plain|check|explain    CUDALINGS_EMU_LOCKSTEP=0|1
 //   CUDALINGS_EMU_BLOCK_ORDER=in-order|reverse|shuffle
 //   CUDALINGS_EMU_SEED=<hex>                  CUDALINGS_EMU_RESIDENT=<n>
-//   CUDALINGS_EMU_QUANTUM=<n>
+//   CUDALINGS_EMU_QUANTUM=<n>                 CUDALINGS_EMU_TIME_LIMIT=<seconds>
 CUDALINGS_EMU_API Options get_options();
 CUDALINGS_EMU_API void set_options(const Options& o);
 // The defaults with what the variables above say, read now (a bad value is ignored with a
@@ -52,7 +57,8 @@ struct Diagnostic {
     std::string kind;      // "race", "out-of-bounds", "use-after-free", "host-pointer",
                            // "uninitialised-shared", "misaligned", "divergent-barrier",
                            // "skipped-barrier", "deadlock", "warp-mask", "memcpy",
-                           // "launch", "cross-block-wait", "metric"
+                           // "launch", "cross-block-wait", "slow", "stuck", "trap",
+                           // "unsupported", "metric"
     std::string severity;  // "error", "warning", "info"
     std::string file;      // the learner's file (when known)
     int line = 0;
@@ -65,6 +71,14 @@ struct Diagnostic {
 CUDALINGS_EMU_API std::vector<Diagnostic> take_diagnostics();
 // Text for a learner: "file:line: error: message" lines with details indented.
 CUDALINGS_EMU_API std::string format(const std::vector<Diagnostic>& diagnostics);
+
+// Called from the emulator's watchdog thread (not the thread that runs kernels, which is stuck
+// in a CUDA thread that never yields) with a "stuck" diagnostic naming the line it loops at. The
+// handler reports it and ends the process; it must not return (if it does, the process exits).
+CUDALINGS_EMU_API void set_stuck_handler(void (*handler)(const Diagnostic& stuck));
+// The time limit counts from here (a host's unit of work: a test case with several launches);
+// without it, from each launch.
+CUDALINGS_EMU_API void start_time_budget();
 
 struct Statistics {
     std::uint64_t launches = 0, blocks = 0, threads = 0;

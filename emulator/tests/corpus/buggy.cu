@@ -5,11 +5,12 @@
 
 #include <vector>
 
-// 1. A missing __syncthreads: thread t reads what thread t+1 wrote, with no barrier.
+// 1. A missing __syncthreads: thread t reads what thread t+1 wrote, with no barrier (named as
+// the array and element it happened on).
 __global__ void missing_sync(const float* in, float* out) {
     __shared__ float s[256];
     s[threadIdx.x] = in[threadIdx.x];
-    out[threadIdx.x] = s[(threadIdx.x + 1) % 256];  // expect: race
+    out[threadIdx.x] = s[(threadIdx.x + 1) % 256];  // expect: race data race on shared memory s[
 }
 extern "C" void corpus_missing_syncthreads() {
     float *in, *out;
@@ -25,7 +26,7 @@ extern "C" void corpus_missing_syncthreads() {
 // 2. A race on a global counter: ++ is a read and a write, not one atomic step.
 __global__ void count_positive(const float* x, int n, int* count) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n && x[i] > 0) *count = *count + 1;  // expect: race
+    if (i < n && x[i] > 0) *count = *count + 1;  // expect: race count[0]
 }
 extern "C" void corpus_global_counter_race() {
     float* x;
@@ -270,4 +271,219 @@ extern "C" void corpus_divergent_warps() {
     cudaDeviceSynchronize();
     cudaFree(in);
     cudaFree(out);
+}
+
+// 17. A read-modify-write tree step without the barrier after it (lesson 02 step 6 without the
+// __syncthreads after the 128-round): thread 0 reads sdata[64] in the 64-round before thread 64
+// of another warp has written its 128-round sum there. Each word has several readers in one
+// epoch; the writer's own read must not hide warp 0's.
+__global__ void tree_missing_barrier(const float* in, float* out) {
+    __shared__ float sdata[256];
+    unsigned tid = threadIdx.x;
+    sdata[tid] = in[tid];
+    __syncthreads();
+    if (tid < 128) sdata[tid] += sdata[tid + 128];  // expect: race sdata[64]
+    if (tid < 64) sdata[tid] += sdata[tid + 64];
+    __syncthreads();
+    if (tid == 0) *out = sdata[0];
+}
+extern "C" void corpus_rmw_tree_race() {
+    float *in, *out;
+    cudaMalloc(&in, 256 * 4);
+    cudaMalloc(&out, 4);
+    cudaMemset(in, 0, 256 * 4);
+    tree_missing_barrier<<<1, 256>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 18. A __shared__ index out of range: named as the array and its element, not as a host pointer.
+__global__ void shared_past_end(float* out) {
+    __shared__ float sdata[128];
+    sdata[threadIdx.x] = 1.0f;
+    __syncthreads();
+    out[threadIdx.x] = sdata[threadIdx.x + 128];  // expect: out-of-bounds sdata[128]
+}
+extern "C" void corpus_shared_index_out_of_range() {
+    float* out;
+    cudaMalloc(&out, 128 * 4);
+    shared_past_end<<<1, 128>>>(out);
+    cudaDeviceSynchronize();
+    cudaFree(out);
+}
+
+// 19. Dynamic shared memory used, none given at the launch (not "a null pointer").
+__global__ void uses_dynamic(float* out) {
+    extern __shared__ float buffer[];
+    buffer[threadIdx.x] = 1.0f;  // expect: out-of-bounds none: the third <<<>>> parameter is 0
+    out[threadIdx.x] = buffer[threadIdx.x];
+}
+extern "C" void corpus_dynamic_shared_not_given() {
+    float* out;
+    cudaMalloc(&out, 32 * 4);
+    uses_dynamic<<<1, 32>>>(out);
+    cudaDeviceSynchronize();
+    cudaFree(out);
+}
+
+// 20. An early return, then a full-warp shuffle: lanes named in the mask have exited.
+__global__ void exited_lanes(const float* in, float* out, int n) {
+    int i = threadIdx.x;
+    if (i >= n) return;
+    float v = in[i];
+    for (int d = 16; d > 0; d /= 2) v += __shfl_down_sync(0xffffffffu, v, d);  // expect: warp-mask already exited
+    if (i == 0) *out = v;
+}
+extern "C" void corpus_shuffle_with_exited_lanes() {
+    float *in, *out;
+    cudaMalloc(&in, 32 * 4);
+    cudaMalloc(&out, 4);
+    cudaMemset(in, 0, 32 * 4);
+    exited_lanes<<<1, 32>>>(in, out, 20);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 21. The same shuffle in both arms of a branch: two call sites, one mask.
+__global__ void split_shuffle(float* out) {
+    float v = float(threadIdx.x);
+    if (threadIdx.x < 16)
+        v = __shfl_xor_sync(0xffffffffu, v, 16);  // expect: warp-mask instead
+    else
+        v = __shfl_xor_sync(0xffffffffu, v, 16);
+    out[threadIdx.x] = v;
+}
+extern "C" void corpus_shuffle_two_call_sites() {
+    float* out;
+    cudaMalloc(&out, 32 * 4);
+    split_shuffle<<<1, 32>>>(out);
+    cudaDeviceSynchronize();
+    cudaFree(out);
+}
+
+// 22. A counter updated with atomics and read plainly by other blocks at the same time.
+__global__ void racy_counter_read(int* counter, int* seen) {
+    if (threadIdx.x == 0 && blockIdx.x + 1 < gridDim.x) atomicAdd(counter, 1);
+    if (threadIdx.x == 0 && blockIdx.x + 1 == gridDim.x) *seen = *counter;  // expect: race changed it with an atomic
+}
+extern "C" void corpus_plain_read_of_atomic_counter() {
+    int *counter, *seen;
+    cudaMalloc(&counter, 4);
+    cudaMalloc(&seen, 8 * 4);
+    cudaMemset(counter, 0, 4);
+    racy_counter_read<<<8, 32>>>(counter, seen);
+    cudaDeviceSynchronize();
+    cudaFree(counter);
+    cudaFree(seen);
+}
+
+// 23. 64 KiB of dynamic shared memory without cudaFuncSetAttribute: a GPU refuses the launch.
+__global__ void big_dynamic(float* out) {
+    extern __shared__ float tile[];
+    tile[threadIdx.x] = 1.0f;
+    out[threadIdx.x] = tile[threadIdx.x];
+}
+extern "C" void corpus_shared_memory_without_opt_in() {
+    float* out;
+    cudaMalloc(&out, 32 * 4);
+    big_dynamic<<<1, 32, 64 * 1024>>>(out);  // expect: launch cudaFuncSetAttribute
+    cudaDeviceSynchronize();
+    cudaFree(out);
+}
+
+// 24. A namespace-scope __shared__ array read by another thread without a barrier.
+__shared__ float g_stage[64];
+__global__ void namespace_shared(float* out) {
+    g_stage[threadIdx.x] = float(threadIdx.x);
+    out[threadIdx.x] = g_stage[63 - threadIdx.x];  // expect: race g_stage[
+}
+extern "C" void corpus_namespace_shared_race() {
+    float* out;
+    cudaMalloc(&out, 64 * 4);
+    namespace_shared<<<1, 64>>>(out);
+    cudaDeviceSynchronize();
+    cudaFree(out);
+}
+
+// 25. A float4 tail at n - 4 for n % 4 != 0: misaligned, whatever n is.
+__global__ void float4_tail(const float* in, float* out, int n) {
+    const float4 v = *reinterpret_cast<const float4*>(in + n - 4);  // expect: misaligned
+    out[threadIdx.x] = v.x + v.y + v.z + v.w;
+}
+extern "C" void corpus_misaligned_float4_tail() {
+    float *in, *out;
+    cudaMalloc(&in, 1003 * 4);
+    cudaMalloc(&out, 32 * 4);
+    cudaMemset(in, 0, 1003 * 4);
+    float4_tail<<<1, 32>>>(in, out, 1003);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 26. Two threads store to the same element (an index overlap, not an accumulation).
+__global__ void overlapping_stores(float* out) {
+    unsigned i = blockIdx.x * 64 + threadIdx.x;  // BUG: the block's stride is 64, its size 128
+    out[i] = 1.0f;  // expect: race each element should have one owner
+}
+extern "C" void corpus_index_overlap() {
+    float* out;
+    cudaMalloc(&out, 512 * 4);
+    overlapping_stores<<<4, 128>>>(out);
+    cudaDeviceSynchronize();
+    cudaFree(out);
+}
+
+// 27. A float4 store built with make_float4: one 16-byte access per thread, as on a GPU (the
+// emulated build keeps aggregates whole: it was counted as four 4-byte stores).
+__global__ void float4_store(const float* in, float* out) {
+    const float4 v = reinterpret_cast<const float4*>(in)[threadIdx.x];
+    reinterpret_cast<float4*>(out)[threadIdx.x] = make_float4(v.x, v.y, v.z, v.w + 1.0f);  // expect: metric global store: 16.00 sectors per request (16.00 if coalesced; 16 bytes per thread)
+}
+extern "C" void corpus_float4_store_is_one_access() {
+    float *in, *out;
+    cudaMalloc(&in, 32 * 16);
+    cudaMalloc(&out, 32 * 16);
+    cudaMemset(in, 0, 32 * 16);
+    float4_store<<<1, 32>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 28. Every thread adds to one total: read, add, write back. The advice is an atomic, not a
+// barrier.
+__global__ void racy_total(const float* x, float* total) {
+    *total += x[threadIdx.x];  // expect: race Use atomicAdd for a value several threads add to
+}
+extern "C" void corpus_accumulate_race() {
+    float *x, *total;
+    cudaMalloc(&x, 64 * 4);
+    cudaMalloc(&total, 4);
+    cudaMemset(x, 0, 64 * 4);
+    cudaMemset(total, 0, 4);
+    racy_total<<<1, 64>>>(x, total);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(total);
+}
+
+// A grid-stride loop whose step is 1: right, but quadratic. With a time limit it is stopped as
+// "slow" (still making progress), never as a deadlock (its stores leave memory unchanged and
+// every word it reads was read before by another thread: a per-block poll detector took that
+// for a spin-wait). Run by its own test, with a time limit.
+__global__ void stride_of_one(const float* x, float* y, int n) {
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += 1) y[i] = x[i];
+}
+extern "C" void corpus_slow_stride_of_one(int n) {
+    float *x, *y;
+    cudaMalloc(&x, n * 4);
+    cudaMalloc(&y, n * 4);
+    cudaMemset(x, 0, n * 4);
+    stride_of_one<<<(n + 255) / 256, 256>>>(x, y, n);
+    cudaDeviceSynchronize();
+    cudaFree(x);
+    cudaFree(y);
 }

@@ -1,0 +1,49 @@
+// The emulator's corpus of submissions (emulator/tests/submissions/NN_topic/*.cu): realistic
+// solutions of lessons 02-04 written outside the course's own files, correct ones in unusual
+// forms and buggy ones, each with the verdict the emulator must give (`// emulated:`). The same
+// files are checked on a GPU by emulator/tests/differential.py (the pass/fail must agree).
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "cli_support.h"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::ContainsSubstring;
+using namespace test_support;
+
+TEST_CASE("the emulator's corpus of submissions gets its verdicts", "[cli][corpus]") {
+    std::vector<FixtureSpec> corpus;
+    for (const auto& lesson :
+         fs::directory_iterator(fs::path(CUDALINGS_SOURCE_DIR) / "emulator/tests/submissions"))
+        if (lesson.is_directory())
+            for (const auto& file : fs::directory_iterator(lesson.path()))
+                if (file.path().extension() == ".cu") corpus.push_back(read_fixture(file.path()));
+    std::sort(corpus.begin(), corpus.end(), [](auto& a, auto& b) { return a.path < b.path; });
+    const auto correct = std::count_if(corpus.begin(), corpus.end(),
+                                       [](const FixtureSpec& f) { return f.emulated == "PASS"; });
+    CHECK(corpus.size() >= 40);
+    CHECK(correct >= 15);
+    // One state directory: the lessons' checks are built for the emulator once.
+    const std::string state = fresh_state_dir();
+    for (const auto& f : corpus) {
+        REQUIRE_FALSE(f.step.empty());
+        REQUIRE_FALSE(f.emulated.empty());
+        auto root = course_with(f.path, f.step);
+        auto r = cudalings(
+            {"--root", root, "check", f.step.substr(0, f.step.size() - 3), "--emulate", "--json"},
+            state);
+        INFO(f.name << ": exit " << r.code << "\n"
+                    << r.out.substr(0, 3000) << r.err.substr(0, 1000));
+        REQUIRE(r.code != -2);
+        const auto j = nlohmann::json::parse(r.out);
+        CHECK(j["results"][0]["verdict"] == f.emulated);
+        if (!f.reason.empty())
+            CHECK_THAT(j["results"][0]["reason"].get<std::string>(), ContainsSubstring(f.reason));
+        remove_course(root);
+    }
+}
