@@ -11,9 +11,9 @@
 #include <future>
 #include <random>
 #include <set>
-#include <tuple>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include "cases.h"
 #include "checks_build.h"
@@ -551,8 +551,8 @@ ChildOptions Checker::runner_options() const {
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
     if (emulating_)
-        o.env = emulated_environment(options_.seed, options_.explain,
-                                     options_.case_idle_seconds / 2);
+        o.env =
+            emulated_environment(options_.seed, options_.explain, options_.case_idle_seconds / 2);
     return o;
 }
 
@@ -917,9 +917,10 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
                                          const std::atomic<bool>* cancel) {
     quiet_ = true;  // this thread's progress is not the learner's progress line
     HazardPass out;
-    const std::string checked = "the CPU emulator's hazard pass (races, barriers, warp masks, "
-                                "bounds, uninitialised reads) ran the cases up to " +
-                                format_size(kHazardMaxN);
+    const std::string checked =
+        "the CPU emulator's hazard pass (races, barriers, warp masks, "
+        "bounds, uninitialised reads) ran the cases up to " +
+        format_size(kHazardMaxN);
     const EmulatedObject emulated = emulated_object(lesson, file, cancel);
     if (emulated.path.empty()) {
         built.wait();
@@ -938,7 +939,8 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     }
     Hasher h;
     h.add("hazards-v1").add(emulated.key).add(file_identity(checks));
-    h.add(file_identity(emulated_runner())).add(file_identity(paths_.tool_dir + "/libcudalings_emu.so"));
+    h.add(file_identity(emulated_runner()))
+        .add(file_identity(paths_.tool_dir + "/libcudalings_emu.so"));
     h.add(std::to_string(kHazardMaxN)).add(step.problem);
     const std::string key = h.hex();
     const std::string cache = paths_.state_dir + "/hazards/" + key + ".json";
@@ -952,14 +954,18 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     built.wait();
     if (!built.get()) return out;
     if (options_.use_cache)
-        if (auto cached = read_cached(cache, [](const json& j) { return j.contains("findings"); })) {
+        if (auto cached =
+                read_cached(cache, [](const json& j) { return j.contains("findings"); })) {
             from_json(*cached);
             return out;
         }
     const std::uint64_t seed = std::stoull(key.substr(0, 16), nullptr, 16);
-    std::vector<std::string> argv{emulated_runner(), "check",       "--checks", checks,
-                                  "--problem",       step.problem,  "--step",   emulated.path,
-                                  "--seed",          format_seed(seed), "--first-case", "0",
+    std::vector<std::string> argv{emulated_runner(), "check",
+                                  "--checks",        checks,
+                                  "--problem",       step.problem,
+                                  "--step",          emulated.path,
+                                  "--seed",          format_seed(seed),
+                                  "--first-case",    "0",
                                   "--max-n",         std::to_string(kHazardMaxN)};
     ChildOptions o;
     o.wall_seconds = options_.runner_seconds;
@@ -998,8 +1004,9 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     for (const auto& f : found)
         out.findings.push_back({"emulator", f.message, f.file, f.line, f.detail});
     if (unsupported) {
-        out.note = "hazard pass stopped: the emulator cannot run part of this file (the GPU's "
-                   "verdict stands for it)";
+        out.note =
+            "hazard pass stopped: the emulator cannot run part of this file (the GPU's "
+            "verdict stands for it)";
     } else if (child.timed_out || slow) {
         out.note = checked + " but stopped after " + std::to_string(cases) +
                    " of them (too slow under emulation): later cases were not checked for hazards";
@@ -1009,24 +1016,25 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     if (!child.timed_out && child.started) {
         json j{{"note", out.note}, {"findings", json::array()}};
         for (const auto& f : out.findings)
-            j["findings"].push_back({{"tool", f.tool}, {"message", f.message}, {"file", f.file},
-                                     {"line", f.line}, {"detail", f.detail}});
+            j["findings"].push_back({{"tool", f.tool},
+                                     {"message", f.message},
+                                     {"file", f.file},
+                                     {"line", f.line},
+                                     {"detail", f.detail}});
         if (make_dirs(paths_.state_dir + "/hazards")) write_file_atomic(cache, j.dump() + "\n");
     }
     return out;
 }
 
 void fold_hazards(StepReport& report, const Checker::HazardPass& hazards) {
-    report.findings.insert(report.findings.end(), hazards.findings.begin(),
-                           hazards.findings.end());
+    report.findings.insert(report.findings.end(), hazards.findings.begin(), hazards.findings.end());
     if (!hazards.note.empty() && hazards.findings.empty()) report.notes.push_back(hazards.note);
 }
 
 // The learner's file (already accepted by nvcc) built for the emulator, or cached. Says why not:
 // the emulator's limit (`skipped`: a blocker, or g++ could not build it), a setup problem, or
 // the checker's own failure (`internal`).
-Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson,
-                                                 const std::string& file,
+Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const std::string& file,
                                                  const std::atomic<bool>* cancel) {
     EmulatedObject out;
     bool ok = false;

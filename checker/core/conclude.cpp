@@ -100,10 +100,10 @@ void conclude(StepReport& r) {
         const auto& f = r.findings.front();
         verdict = Verdict::MemoryError;
         // The hazard pass (check.cpp) reports the CPU emulator's findings as tool "emulator".
-        r.reason = f.tool == "emulator"
-                       ? "hazard (CPU emulator), line " + std::to_string(f.line) + ": " + f.message
-                       : "sanitizer (" + f.tool + "): " + f.message + " at line " +
-                             std::to_string(f.line);
+        r.reason =
+            f.tool == "emulator"
+                ? "hazard (CPU emulator), line " + std::to_string(f.line) + ": " + f.message
+                : "sanitizer (" + f.tool + "): " + f.message + " at line " + std::to_string(f.line);
     }
     // A failed step's times are not shown: they time something wrong.
     if (verdict != Verdict::Pass && verdict != Verdict::Suspect) r.timings.clear();

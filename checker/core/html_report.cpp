@@ -200,7 +200,8 @@ std::string render_html_report(const ReportModel& model) {
     s << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       << "<title>cudalings: your progress</title>\n<style>" << kStyle << "</style>\n</head>\n"
-      << "<body>\n<h1>cudalings: your progress</h1>\n<p class=\"meta\">" << markup_escape(model.generated)
+      << "<body>\n<h1>cudalings: your progress</h1>\n<p class=\"meta\">"
+      << markup_escape(model.generated)
       << (model.gpu.empty() ? "" : " · timings on " + markup_escape(model.gpu)) << "</p>\n";
     s << progress_svg(model.lessons);
     for (const auto& l : model.lessons) {

@@ -34,10 +34,10 @@ struct EmulatorFinding {
 // a race (a read of garbage after a missing barrier is also an uninitialised read: the race is
 // the cause), a warp mask, a barrier, an access out of bounds, an uninitialised read.
 inline int emulator_finding_rank(const std::string& kind) {
-    static const char* const order[] = {"deadlock",          "cross-block-wait", "race",
-                                        "warp-mask",         "divergent-barrier", "skipped-barrier",
-                                        "out-of-bounds",     "misaligned",        "use-after-free",
-                                        "host-pointer",      "uninitialised-shared"};
+    static const char* const order[] = {"deadlock",      "cross-block-wait",    "race",
+                                        "warp-mask",     "divergent-barrier",   "skipped-barrier",
+                                        "out-of-bounds", "misaligned",          "use-after-free",
+                                        "host-pointer",  "uninitialised-shared"};
     int rank = 0;
     for (const char* k : order) {
         if (kind == k) return rank;

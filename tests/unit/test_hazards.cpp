@@ -58,8 +58,7 @@ TEST_CASE("the hazard pass finds the race a GPU's numbers hide, and caches it", 
     CHECK(first.findings.front().tool == "emulator");
     // Warp 0 reads sdata[128] (line 22) before thread 128 stores it (line 19): both are named.
     CHECK(first.findings.front().line == 19);
-    CHECK_THAT(first.findings.front().message,
-               ContainsSubstring("03_sequential_addressing.cu:22"));
+    CHECK_THAT(first.findings.front().message, ContainsSubstring("03_sequential_addressing.cu:22"));
     CHECK_THAT(first.findings.front().message,
                ContainsSubstring("data race on shared memory sdata["));
     // The same file again: the cached findings, the same ones.

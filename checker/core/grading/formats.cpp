@@ -201,12 +201,14 @@ std::string junit_xml(const std::vector<json>& results) {
                 cases << "      <skipped message=\"" << markup_escape(message) << "\"/>\n";
             } else if (verdict == "INTERNAL_ERROR") {
                 ++e;
-                cases << "      <error message=\"" << markup_escape(message) << "\" type=\"" << verdict
-                      << "\">" << markup_escape(step.value("output", "")) << "</error>\n";
+                cases << "      <error message=\"" << markup_escape(message) << "\" type=\""
+                      << verdict << "\">" << markup_escape(step.value("output", ""))
+                      << "</error>\n";
             } else if (verdict != "PASS") {
                 ++f;
                 cases << "      <failure message=\"" << markup_escape(message) << "\" type=\""
-                      << verdict << "\">" << markup_escape(step.value("output", "")) << "</failure>\n";
+                      << verdict << "\">" << markup_escape(step.value("output", ""))
+                      << "</failure>\n";
             }
             cases << "    </testcase>\n";
         }

@@ -6,8 +6,8 @@
 #include <map>
 #include <sstream>
 
-#include "formats.h"
 #include "../text.h"
+#include "formats.h"
 #include "result.h"
 
 using nlohmann::json;
@@ -145,8 +145,8 @@ std::string times_chart(const std::vector<StepStats>& stats) {
             << markup_escape(s.step) << "</text>\n";
         for (const auto& [who, us] : s.times)
             svg << "<circle cx=\"" << fmt(x(us)) << "\" cy=\"" << y
-                << "\" r=\"4\" fill=\"#1565c0\" fill-opacity=\"0.6\"><title>" << markup_escape(who) << ": "
-                << markup_escape(time_text(us)) << "</title></circle>\n";
+                << "\" r=\"4\" fill=\"#1565c0\" fill-opacity=\"0.6\"><title>" << markup_escape(who)
+                << ": " << markup_escape(time_text(us)) << "</title></circle>\n";
         if (!s.references.empty()) {
             double ref = median(s.references);
             svg << "<rect x=\"" << fmt(x(ref) - 1.5) << "\" y=\"" << y - 10
@@ -202,9 +202,11 @@ std::string class_summary_html(const std::vector<json>& results) {
         page << "<tr><td>" << markup_escape(s.step) << "</td><td>" << s.passed << "/" << s.graded
              << "</td><td>" << markup_escape(others) << "</td><td>"
              << (times.empty() ? "—" : markup_escape(time_text(median(times)))) << "</td><td>"
-             << (times.empty() ? "—"
-                               : markup_escape(time_text(*std::min_element(times.begin(), times.end()))))
-             << "</td><td>" << (s.references.empty() ? "—" : markup_escape(time_text(median(s.references))))
+             << (times.empty()
+                     ? "—"
+                     : markup_escape(time_text(*std::min_element(times.begin(), times.end()))))
+             << "</td><td>"
+             << (s.references.empty() ? "—" : markup_escape(time_text(median(s.references))))
              << "</td></tr>\n";
     }
     page << "</table>\n<h2>Times per step</h2>\n" << times_chart(stats);
