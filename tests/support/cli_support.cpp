@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <catch2/catch_test_macros.hpp>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -178,6 +180,8 @@ std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures
     for (const auto& flag : fixtures.front().flags) args.push_back(flag);
     Run r = cudalings(args);
     if (r.code == -2) problems.push_back("the batch did not finish (the checker hung)");
+    // grade's exit code 4: no sandbox works here (no bwrap, or no user namespaces), nothing graded.
+    if (r.code == 4) SKIP("grade needs its sandbox and none works here: " + r.err.substr(0, 300));
     for (const auto& f : fixtures) {
         for (int round = 1; round <= 2; ++round) {
             fs::path file = out / (f.name + ".round" + std::to_string(round) + ".json");

@@ -1,5 +1,7 @@
 // `cudalings dev check`: each rule finds what breaks it (on a small course made here; the real
 // course is checked by the ctest "course_dev_check", which builds every lesson's checks).
+#include <unistd.h>
+
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -15,7 +17,8 @@ namespace fs = std::filesystem;
 namespace {
 
 struct DemoCourse {
-    fs::path root = fs::temp_directory_path() / "cudalings_devcheck_course";
+    fs::path root =
+        fs::temp_directory_path() / ("cudalings_devcheck_course_" + std::to_string(::getpid()));
     ChecksContents contents{{"demo"}, {{"demo", "cub"}}, ""};
 
     DemoCourse() {

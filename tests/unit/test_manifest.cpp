@@ -1,3 +1,5 @@
+#include <unistd.h>
+
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -79,7 +81,8 @@ TEST_CASE("unknown steps say what is wrong", "[manifest]") {
 
 TEST_CASE("the course root is found from any directory below it", "[course]") {
     namespace fs = std::filesystem;
-    fs::path root = fs::temp_directory_path() / "cudalings_root_test";
+    fs::path root =
+        fs::temp_directory_path() / ("cudalings_root_test_" + std::to_string(::getpid()));
     fs::remove_all(root);
     fs::create_directories(root / "lessons" / "01_vector_add");
     std::ofstream(root / "course.json") << kCourse;
@@ -92,7 +95,8 @@ TEST_CASE("the course root is found from any directory below it", "[course]") {
 
 TEST_CASE("progress is saved atomically and read back", "[course]") {
     namespace fs = std::filesystem;
-    fs::path dir = fs::temp_directory_path() / "cudalings_progress_test";
+    fs::path dir =
+        fs::temp_directory_path() / ("cudalings_progress_test_" + std::to_string(::getpid()));
     fs::remove_all(dir);
     std::string file = (dir / "state" / "progress.json").string();
     {
