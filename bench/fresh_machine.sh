@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The README's first command on a fresh Debian 12 machine, measured: CPU time of the first check
+# (the checker's build included) and wall time of an unchanged re-check.
+#
+#   sudo bench/fresh_machine.sh [--cmake-deb URL_OF_CMAKE_DEB URL_OF_CMAKE_DATA_DEB]
+#
+# Makes a Debian 12 root with debootstrap (minbase + cmake, g++, make, libcli11-dev,
+# nlohmann-json3-dev, git, time: the README's packages and nothing else, no Catch2), binds this
+# machine's CUDA toolkit into it read-only, clones the course's committed HEAD there and runs
+# `./cudalings check 01_vector_add/01_one_thread_per_element` with /usr/bin/time. With
+# --cmake-deb, that CMake (e.g. Ubuntu 22.04's cmake 3.22.1 and cmake-data .debs) is unpacked
+# into the root and used instead of Debian's, to test the oldest CMake the README names.
+# Needs root and Debian's archive; the root lives in ${FRESH_ROOT:-/var/tmp/cudalings-fresh}.
+set -euo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd -P)"
+root="${FRESH_ROOT:-/var/tmp/cudalings-fresh}"
+cuda="$(readlink -f "${CUDA_HOME:-/usr/local/cuda}")"
+cmake_bin=""
+cmake_debs=()
+
+if [ "${1:-}" = "--cmake-deb" ]; then
+  [ $# -eq 3 ] || { echo "usage: $0 [--cmake-deb CMAKE_DEB_URL CMAKE_DATA_DEB_URL]" >&2; exit 2; }
+  cmake_debs=("$2" "$3")
+fi
+[ "$(id -u)" = 0 ] || { echo "$0: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
+[ -x "$cuda/bin/nvcc" ] || { echo "$0: no CUDA toolkit at $cuda (set CUDA_HOME)" >&2; exit 2; }
+
+if [ ! -x "$root/usr/bin/g++" ]; then
+  debootstrap --variant=minbase \
+    --include=cmake,g++,make,libcli11-dev,nlohmann-json3-dev,git,time,ca-certificates \
+    bookworm "$root" http://deb.debian.org/debian >"$root.debootstrap.log" 2>&1 ||
+    { tail -20 "$root.debootstrap.log"; exit 1; }
+fi
+cleanup() { umount "$root/usr/local/cuda" "$root/proc" "$root/dev" 2>/dev/null || true; }
+trap cleanup EXIT
+mkdir -p "$root/usr/local/cuda"
+mount --bind "$cuda" "$root/usr/local/cuda" && mount -o remount,bind,ro "$root/usr/local/cuda"
+mount -t proc proc "$root/proc"
+mount --bind /dev "$root/dev"
+
+if [ ${#cmake_debs[@]} -gt 0 ]; then
+  tmp=$(mktemp -d)
+  for url in "${cmake_debs[@]}"; do
+    curl -fsSL -o "$tmp/$(basename "$url")" "$url"
+    dpkg -x "$tmp/$(basename "$url")" "$root/opt/cmake"
+  done
+  rm -rf "$tmp"
+  cmake_bin=/opt/cmake/usr/bin
+fi
+
+rm -rf "$root/course"
+git clone -q "$here" "$root/course"
+chroot "$root" env -i HOME=/root PATH="${cmake_bin:+$cmake_bin:}/usr/local/cuda/bin:/usr/bin:/bin" \
+  bash -c '
+    cd /course
+    echo "course $(git log --oneline -1 | cut -c1-60)"
+    echo "$(cmake --version | head -1); $(g++ --version | head -1); $(nvcc --version | tail -2 | head -1)"
+    echo "Catch2 packages installed: $(dpkg -l | grep -ci catch2 || true); cores: $(nproc)"
+    /usr/bin/time -f "first check: %e s wall, %U s user + %S s sys of CPU (children included)" \
+      ./cudalings check 01_vector_add/01_one_thread_per_element >/tmp/first.log 2>&1 || true
+    grep -E "^(PASS|WRONG|COMPILE_ERROR|SETUP_ERROR|INTERNAL_ERROR)" /tmp/first.log | head -1
+    tail -1 /tmp/first.log
+    for i in 1 2 3; do
+      /usr/bin/time -f "unchanged re-check: %e s wall" \
+        ./cudalings check 01_vector_add/01_one_thread_per_element 2>&1 >/dev/null | tail -1
+    done'
