@@ -299,6 +299,17 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
     Thread& t = *r.current;
     const Block& b = *r.block;
     const AccessRecord me = record_now(kind, pc);
+    // A compare-and-swap loop validates its plain read's instruction whenever a thread reads
+    // and then checks the word, also when that read was ordered (the first thread to reach the
+    // loop reads the initial value): another thread's racy read at the same line that then left
+    // the loop without a CAS (its value lost the comparison) was the same loop's guess. Without
+    // this, the verdict hung on which thread's read raced, which depends on the schedule.
+    if (kind == Access::Atomic && write && t.watch_pc && a == t.watch_at)
+        g_validated_guesses.insert(t.watch_pc);
+    if (!write && kind == Access::Plain) {
+        t.watch_at = a;
+        t.watch_pc = pc;
+    }
     if (t.pending_at && a >= t.pending_at && a < t.pending_end) {
         // The compare-and-swap that checks the value read: the read was a guess, not a race.
         if (kind == Access::Atomic) {
@@ -811,7 +822,17 @@ extern "C" CUDALINGS_EMU_API void __tsan_func_entry(void*) {}
 extern "C" CUDALINGS_EMU_API void __tsan_func_exit() {}
 extern "C" CUDALINGS_EMU_API void __tsan_vptr_update(void*, void*) {}
 extern "C" CUDALINGS_EMU_API void __tsan_vptr_read(void*) {}
-extern "C" CUDALINGS_EMU_API void __tsan_atomic_thread_fence(int) {}
+// A release (or stronger) atomic or fence publishes the thread's earlier stores to other blocks,
+// as a __threadfence() before it does: libcu++'s cuda::atomic_ref / cuda::atomic stores and RMWs
+// and cuda::atomic_thread_fence with memory_order_release, acq_rel or seq_cst (ThreadSanitizer's
+// order numbers: relaxed 0, consume 1, acquire 2, release 3, acq_rel 4, seq_cst 5). CUDA's own
+// atomicAdd and friends are relaxed (cuda_emu.h): they publish nothing, as on a GPU. The scope is
+// not seen here: a block-scope release counts as a device-scope one (a missed bug, never a false
+// report).
+static void release_fence(int order) {
+    if (order >= 3 && cudalings_emu::rt().current) cudalings_emu::on_fence();
+}
+extern "C" CUDALINGS_EMU_API void __tsan_atomic_thread_fence(int order) { release_fence(order); }
 extern "C" CUDALINGS_EMU_API void __tsan_atomic_signal_fence(int) {}
 extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_begin() {}
 extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
@@ -823,13 +844,15 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, false, kAtomic, CUDALINGS_PC);   \
         return *a;                                                                                \
     }                                                                                             \
-    extern "C" CUDALINGS_EMU_API void __tsan_atomic##bits##_store(volatile T* a, T v, int) {      \
+    extern "C" CUDALINGS_EMU_API void __tsan_atomic##bits##_store(volatile T* a, T v, int mo) {   \
+        release_fence(mo);                                                                        \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         atomic_result(*a != v);                                                                   \
         *a = v;                                                                                   \
         written(a, bits);                                                                         \
     }                                                                                             \
-    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_exchange(volatile T* a, T v, int) {      \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_exchange(volatile T* a, T v, int mo) {   \
+        release_fence(mo);                                                                        \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         T o = *a;                                                                                 \
         *a = v;                                                                                   \
@@ -846,7 +869,8 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
     CUDALINGS_CAS(bits, T, strong)                                                                \
     CUDALINGS_CAS(bits, T, weak)                                                                  \
     extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_compare_exchange_val(volatile T* a, T c, \
-                                                                              T v, int, int) {    \
+                                                                              T v, int mo, int) { \
+        release_fence(mo);                                                                        \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
         T o = *a;                                                                                 \
         if (o == c) *a = v;                                                                       \
@@ -855,7 +879,8 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         return o;                                                                                 \
     }
 #define CUDALINGS_RMW(bits, T, name, expr)                                                     \
-    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_##name(volatile T* a, T v, int) {     \
+    extern "C" CUDALINGS_EMU_API T __tsan_atomic##bits##_##name(volatile T* a, T v, int mo) {  \
+        release_fence(mo);                                                                     \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC); \
         T o = *a;                                                                              \
         T n = T(expr);                                                                         \
@@ -867,7 +892,8 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
 // Strong and weak compare-exchange alike: with one OS thread, a weak one never fails spuriously.
 #define CUDALINGS_CAS(bits, T, kind)                                                           \
     extern "C" CUDALINGS_EMU_API int __tsan_atomic##bits##_compare_exchange_##kind(            \
-        volatile T* a, T* c, T v, int, int) {                                                  \
+        volatile T* a, T* c, T v, int mo, int) {                                               \
+        release_fence(mo);                                                                     \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC); \
         T o = *a;                                                                              \
         if (o == *c) {                                                                         \

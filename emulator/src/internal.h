@@ -123,6 +123,10 @@ struct Thread {
     std::uintptr_t pending_at = 0, pending_end = 0;  // the granules it covers
     const void* pending_pc = nullptr;                // the read's instruction
     Diagnostic pending;
+    // This thread's last plain read (its granule and instruction), racy or not: an atomic on the
+    // same granule next validates the instruction for every thread (see check_race).
+    std::uintptr_t watch_at = 0;
+    const void* watch_pc = nullptr;
     // The __activemask() call in progress: the lanes at the same call site when it completed.
     bool activemask = false;
 };
