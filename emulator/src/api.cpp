@@ -10,6 +10,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -420,13 +421,29 @@ CUDALINGS_EMU_API cudaError_t cudaSetDevice(int d) {
 }
 CUDALINGS_EMU_API cudaError_t cudaFree0() { return cudaSuccess; }
 
+namespace {
+// The emulated device has one SM unless CUDALINGS_EMU_SMS says otherwise. A kernel that sizes its
+// grid from the SM count (one wave: SMs x blocks per SM) then has 2048 threads, fewer than the
+// emulated sizes: its grid-stride loop goes round, and a bug between two iterations (a missing
+// barrier at the end of a tile, a loop that is not there) shows without a GPU, as it does on a
+// GPU at 2^28. With the H200's 132 SMs, one wave covers every size the emulator runs.
+int emulated_sms() {
+    static const int sms = [] {
+        const char* env = std::getenv("CUDALINGS_EMU_SMS");
+        const int n = env ? std::atoi(env) : 1;
+        return n >= 1 && n <= 1024 ? n : 1;
+    }();
+    return sms;
+}
+}  // namespace
+
 CUDALINGS_EMU_API cudaError_t cudaGetDeviceProperties(cudaDeviceProp* p, int device) {
     if (!p || device != 0) return set_error(cudaErrorInvalidValue);
     std::memset(p, 0, sizeof *p);
     std::snprintf(p->name, sizeof p->name, "cudalings CPU emulator (sm_90 model)");
     p->major = 9;
     p->minor = 0;
-    p->multiProcessorCount = 132;
+    p->multiProcessorCount = emulated_sms();
     p->maxThreadsPerMultiProcessor = 2048;
     p->maxThreadsPerBlock = 1024;
     p->maxThreadsDim[0] = 1024;
