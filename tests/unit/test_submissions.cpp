@@ -1,5 +1,5 @@
 // The emulator's corpus of submissions (emulator/tests/submissions/NN_topic/*.cu): realistic
-// solutions of lessons 02-04 written outside the course's own files, correct ones in unusual
+// solutions of lessons 02-09 written outside the course's own files, correct ones in unusual
 // forms and buggy ones, each with the verdict the emulator must give (`// emulated:`). The same
 // files are checked on a GPU by emulator/tests/differential.py (the pass/fail must agree).
 #include <catch2/catch_test_macros.hpp>
