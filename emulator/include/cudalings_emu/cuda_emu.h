@@ -211,7 +211,14 @@ constexpr std::size_t pointee_size(...) { return 0; }
 #define __trap() ::cudalings_emu::device_trap("__trap()", __FILE__, __LINE__)
 #define __brkpt() ((void)0)
 CUDALINGS_EMU_INLINE void __nanosleep(unsigned) {}
-CUDALINGS_EMU_INLINE long long clock64() { return (long long)__builtin_ia32_rdtsc(); }
+// clock64(): the emulator's own counter, 1000 "cycles" per read. A delay loop (`while (clock64()
+// - start < N)`) ends after N / 1000 reads, instead of spinning N real CPU cycles in every CUDA
+// thread one after another (a 200000-cycle delay took seconds per case, and timed out under
+// load). Time measured inside a kernel means nothing here either way: timing is the GPU's.
+CUDALINGS_EMU_INLINE long long clock64() {
+    static long long cycles = 0;
+    return cycles += 1000;
+}
 #define __activemask() ::cudalings_emu::activemask(__FILE__, __LINE__)
 CUDALINGS_EMU_INLINE unsigned __lanemask_lt() { return (1u << ::cudalings_emu::lane_id()) - 1u; }
 
