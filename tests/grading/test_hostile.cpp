@@ -78,10 +78,10 @@ void make_submission(const Hostile& h, const fs::path& file, const fs::path& roo
         for (int i = 0; i < 40000; ++i) out << "// padding line of a step file far too large\n";
     } else if (h.setup == "manifest-allow-cub") {
         const fs::path part = "checks/01_vector_add/lesson.json";
-        json lesson = read_json((instructor / part).string());
-        lesson["steps"][0]["allow"] = json::array({"cub"});
+        json manifest = read_json((instructor / part).string());
+        manifest["steps"][0]["allow"] = json::array({"cub"});
         fs::create_directories((root / part).parent_path());
-        std::ofstream(root / part) << lesson.dump(2);
+        std::ofstream(root / part) << manifest.dump(2);
     } else if (h.setup == "header-cub") {
         std::ofstream(lesson / "vector_add.cuh", std::ios::app) << "#include <cub/cub.cuh>\n";
     }

@@ -23,13 +23,16 @@ using cudalings::run_supervised;
 
 namespace test_support {
 
-std::string fresh_state_dir() {
+std::string temp_path(const std::string& what) {
     static int counter = 0;
-    auto dir = fs::temp_directory_path() / ("cudalings_test_state_" + std::to_string(::getpid()) +
-                                            "_" + std::to_string(counter++));
-    fs::remove_all(dir);
-    return dir.string();
+    const fs::path path =
+        fs::temp_directory_path() /
+        ("cudalings_" + what + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
+    fs::remove_all(path);
+    return path.string();
 }
+
+std::string fresh_state_dir() { return temp_path("test_state"); }
 
 Run cudalings(std::vector<std::string> args, const std::string& state, const std::string& cwd) {
     args.insert(args.begin(), CUDALINGS_BINARY);
@@ -45,11 +48,7 @@ Run cudalings(std::vector<std::string> args, const std::string& state, const std
 }
 
 std::string course_with(const std::string& fixture, const std::string& step_file) {
-    static int counter = 0;
-    fs::path root =
-        fs::temp_directory_path() /
-        ("cudalings_test_course_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(root);
+    const fs::path root = temp_path("test_course");
     fs::path src = CUDALINGS_SOURCE_DIR;
     fs::create_directories(root);
     fs::copy(src / "course.json", root / "course.json");
@@ -163,11 +162,7 @@ std::string make_submission(const FixtureSpec& fixture, const std::string& paren
 std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures) {
     std::vector<std::string> problems;
     if (fixtures.empty()) return problems;
-    static int counter = 0;
-    fs::path parent =
-        fs::temp_directory_path() /
-        ("cudalings_fixtures_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(parent);
+    const fs::path parent = temp_path("fixtures");
     fs::path out = parent / "results";
     std::vector<std::string> args{"grade"};
     for (const auto& f : fixtures)

@@ -12,6 +12,9 @@ struct Run {
     std::string out, err;
 };
 
+// A path under the system's temporary folder, unique to this process and call
+// ("cudalings_<what>_<pid>_<n>"), with nothing there yet: parallel test runs never share one.
+std::string temp_path(const std::string& what);
 std::string fresh_state_dir();
 Run cudalings(std::vector<std::string> args, const std::string& state = fresh_state_dir(),
               const std::string& cwd = CUDALINGS_SOURCE_DIR);

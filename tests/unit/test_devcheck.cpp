@@ -1,13 +1,12 @@
 // `cudalings dev check`: each rule finds what breaks it (on a small course made here; the real
 // course is checked by the ctest "course_dev_check", which builds every lesson's checks).
-#include <unistd.h>
-
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <filesystem>
 #include <fstream>
 
+#include "cli_support.h"
 #include "devcheck.h"
 #include "manifest.h"
 
@@ -17,8 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 struct DemoCourse {
-    fs::path root =
-        fs::temp_directory_path() / ("cudalings_devcheck_course_" + std::to_string(::getpid()));
+    fs::path root = fs::path(test_support::temp_path("devcheck_course"));
     ChecksContents contents{{"demo"}, {{"demo", "cub"}}, ""};
 
     DemoCourse() {

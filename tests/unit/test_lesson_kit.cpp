@@ -1,8 +1,6 @@
 // The lesson kit's promise: a lesson plugs in through its own folders (lessons/NN, solutions/NN,
 // checks/NN) and one line of course order, with no edit anywhere else. tests/throwaway holds such
 // a lesson (saxpy) in a course of its own; this test checks it with the real `cudalings`.
-#include <unistd.h>
-
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -26,9 +24,7 @@ nlohmann::json check_json(const std::string& root, std::vector<std::string> args
 }  // namespace
 
 TEST_CASE("a throwaway lesson plugs in through its own folders alone", "[kit]") {
-    const fs::path root =
-        fs::temp_directory_path() / ("cudalings_throwaway_course_" + std::to_string(::getpid()));
-    fs::remove_all(root);
+    const fs::path root = fs::path(test_support::temp_path("throwaway_course"));
     fs::copy(fs::path(CUDALINGS_SOURCE_DIR) / "tests" / "throwaway", root,
              fs::copy_options::recursive);
 

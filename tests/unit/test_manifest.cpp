@@ -1,11 +1,10 @@
-#include <unistd.h>
-
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <filesystem>
 #include <fstream>
 
+#include "cli_support.h"
 #include "course.h"
 #include "manifest.h"
 
@@ -81,8 +80,7 @@ TEST_CASE("unknown steps say what is wrong", "[manifest]") {
 
 TEST_CASE("the course root is found from any directory below it", "[course]") {
     namespace fs = std::filesystem;
-    fs::path root =
-        fs::temp_directory_path() / ("cudalings_root_test_" + std::to_string(::getpid()));
+    fs::path root = fs::path(test_support::temp_path("root_test"));
     fs::remove_all(root);
     fs::create_directories(root / "lessons" / "01_vector_add");
     std::ofstream(root / "course.json") << kCourse;
@@ -95,8 +93,7 @@ TEST_CASE("the course root is found from any directory below it", "[course]") {
 
 TEST_CASE("progress is saved atomically and read back", "[course]") {
     namespace fs = std::filesystem;
-    fs::path dir =
-        fs::temp_directory_path() / ("cudalings_progress_test_" + std::to_string(::getpid()));
+    fs::path dir = fs::path(test_support::temp_path("progress_test"));
     fs::remove_all(dir);
     std::string file = (dir / "state" / "progress.json").string();
     {
