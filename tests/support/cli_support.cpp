@@ -5,6 +5,7 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -24,7 +25,7 @@ using cudalings::run_supervised;
 namespace test_support {
 
 std::string temp_path(const std::string& what) {
-    static int counter = 0;
+    static std::atomic<int> counter{0};
     const fs::path path =
         fs::temp_directory_path() /
         ("cudalings_" + what + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
@@ -159,9 +160,10 @@ std::string make_submission(const FixtureSpec& fixture, const std::string& paren
     return root.string();
 }
 
-std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures) {
-    std::vector<std::string> problems;
-    if (fixtures.empty()) return problems;
+FixtureBatch grade_fixture_batch(const std::vector<FixtureSpec>& fixtures) {
+    FixtureBatch batch;
+    std::vector<std::string>& problems = batch.problems;
+    if (fixtures.empty()) return batch;
     const fs::path parent = temp_path("fixtures");
     fs::path out = parent / "results";
     std::vector<std::string> args{"grade"};
@@ -176,7 +178,12 @@ std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures
     Run r = cudalings(args);
     if (r.code == -2) problems.push_back("the batch did not finish (the checker hung)");
     // grade's exit code 4: no sandbox works here (no bwrap, or no user namespaces), nothing graded.
-    if (r.code == 4) SKIP("grade needs its sandbox and none works here: " + r.err.substr(0, 300));
+    if (r.code == 4) {
+        batch.no_sandbox = "grade needs its sandbox and none works here: " + r.err.substr(0, 300);
+        std::error_code ec;
+        fs::remove_all(parent, ec);
+        return batch;
+    }
     for (const auto& f : fixtures) {
         for (int round = 1; round <= 2; ++round) {
             fs::path file = out / (f.name + ".round" + std::to_string(round) + ".json");
@@ -210,7 +217,13 @@ std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures
     }
     std::error_code ec;
     fs::remove_all(parent, ec);
-    return problems;
+    return batch;
+}
+
+std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures) {
+    FixtureBatch batch = grade_fixture_batch(fixtures);
+    if (!batch.no_sandbox.empty()) SKIP(batch.no_sandbox);
+    return batch.problems;
 }
 
 }  // namespace test_support
