@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -160,7 +161,8 @@ std::string make_submission(const FixtureSpec& fixture, const std::string& paren
     return root.string();
 }
 
-FixtureBatch grade_fixture_batch(const std::vector<FixtureSpec>& fixtures) {
+FixtureBatch grade_fixture_batch(const std::vector<FixtureSpec>& fixtures,
+                                 const std::vector<std::string>& extra_args) {
     FixtureBatch batch;
     std::vector<std::string>& problems = batch.problems;
     if (fixtures.empty()) return batch;
@@ -175,7 +177,10 @@ FixtureBatch grade_fixture_batch(const std::vector<FixtureSpec>& fixtures) {
                 {"--step", step, "--repeat", "2", "--out", out.string(), "--case-timeout", "8"});
     if (!fixtures.front().timing) args.push_back("--no-time");
     for (const auto& flag : fixtures.front().flags) args.push_back(flag);
+    args.insert(args.end(), extra_args.begin(), extra_args.end());
+    const auto start = std::chrono::steady_clock::now();
     Run r = cudalings(args);
+    batch.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (r.code == -2) problems.push_back("the batch did not finish (the checker hung)");
     // grade's exit code 4: no sandbox works here (no bwrap, or no user namespaces), nothing graded.
     if (r.code == 4) {

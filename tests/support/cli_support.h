@@ -53,12 +53,15 @@ std::string make_submission(const FixtureSpec& fixture, const std::string& paren
 // `cudalings grade --repeat 2` batch and returns, per fixture, a message for each mismatch.
 std::vector<std::string> grade_fixtures(const std::vector<FixtureSpec>& fixtures);
 
-// The same without Catch2 (safe to call from several threads at once): `no_sandbox` says why
-// nothing was graded (grade's exit code 4), else `problems` holds the mismatches.
+// The same without Catch2 (safe to call from several threads at once), with more `grade`
+// options: `no_sandbox` says why nothing was graded (grade's exit code 4), else `problems` holds
+// the mismatches; `seconds` is the batch's wall time.
 struct FixtureBatch {
     std::string no_sandbox;
     std::vector<std::string> problems;
+    double seconds = 0;
 };
-FixtureBatch grade_fixture_batch(const std::vector<FixtureSpec>& fixtures);
+FixtureBatch grade_fixture_batch(const std::vector<FixtureSpec>& fixtures,
+                                 const std::vector<std::string>& extra_args = {});
 
 }  // namespace test_support
