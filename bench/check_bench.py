@@ -64,6 +64,7 @@ def main():
     shutil.copy(os.path.join(ROOT, "course.json"), course)
     shutil.copytree(os.path.join(ROOT, "lessons"), os.path.join(course, "lessons"))
     shutil.copytree(os.path.join(ROOT, "solutions"), os.path.join(course, "solutions"))
+    os.symlink(os.path.join(ROOT, "checks"), os.path.join(course, "checks"))  # the lessons' checks
     step_file = os.path.join(course, "lessons/01_vector_add/03_float4.cu")
     shutil.copy(os.path.join(ROOT, "solutions/01_vector_add/03_float4.cu"), step_file)
     check(build, "01_vector_add/03_float4", root=course, state=state)  # warm the cache

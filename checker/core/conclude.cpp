@@ -108,9 +108,31 @@ void conclude(StepReport& r) {
     // A failed step's times are not shown: they time something wrong.
     if (verdict != Verdict::Pass && verdict != Verdict::Suspect) r.timings.clear();
     r.verdict = verdict;
-    r.advice.clear();
-    for (const auto& [v, words] : r.advice_by_verdict)
-        if (v == name(verdict)) r.advice = words;
+    r.advice = advice_for(r.advice_by_verdict, std::string(name(verdict)), r.reason);
+}
+
+std::string advice_for(const std::vector<std::pair<std::string, std::string>>& advice,
+                       const std::string& verdict, const std::string& reason) {
+    std::string plain, qualified;
+    for (const auto& [key, words] : advice) {
+        const auto slash = key.find('/');
+        if (key.substr(0, slash) != verdict) continue;
+        if (slash == std::string::npos) {
+            plain = words;
+            continue;
+        }
+        // "VERDICT/a|b": only when the reason names a or b.
+        const std::string alternatives = key.substr(slash + 1);
+        for (size_t at = 0; at <= alternatives.size();) {
+            size_t bar = alternatives.find('|', at);
+            if (bar == std::string::npos) bar = alternatives.size();
+            const std::string word = alternatives.substr(at, bar - at);
+            if (!word.empty() && qualified.empty() && reason.find(word) != std::string::npos)
+                qualified = words;
+            at = bar + 1;
+        }
+    }
+    return qualified.empty() ? plain : qualified;
 }
 
 }  // namespace cudalings

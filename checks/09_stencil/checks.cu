@@ -238,7 +238,8 @@ class Stencil : public StencilProblem {
                 stencil_case(kTimedSize, dist::uniform, 1, kZero, 8).timed_as("8 steps")};
     }
     static Advice advice() {
-        return {{"MEMORY_ERROR",
+        // Only for reads out of bounds (emulator or compute-sanitizer), not a race or a barrier.
+        return {{"MEMORY_ERROR/out-of-bounds|out of bounds|Invalid __global__ read",
                  "A read past the end of in (or before its start) is a halo cell loaded without "
                  "the boundary rule: every cell at a position outside [0, n) must come from "
                  "load() (0, the end cell, or the wrapped cell), never from x[i] directly, even "

@@ -211,3 +211,24 @@ TEST_CASE("the verdict is decided in one place from what the check found", "[rep
     CHECK(r.reason == "n=2^24: kernel did not finish");
     CHECK(r.advice == "clear the status words");
 }
+
+TEST_CASE("advice qualified by the words of the reason fits only that kind of error", "[report]") {
+    const std::vector<std::pair<std::string, std::string>> advice = {
+        {"MEMORY_ERROR/out of bounds|Invalid __global__ read", "use the boundary rule"},
+        {"TIMEOUT", "clear the status words"}};
+    CHECK(advice_for(advice, "MEMORY_ERROR",
+                     "n=5: hazard (CPU emulator), line 40: read in[5]: out of bounds of a "
+                     "20-byte array (4 bytes past its end)") == "use the boundary rule");
+    CHECK(advice_for(advice, "MEMORY_ERROR",
+                     "sanitizer (memcheck): Invalid __global__ read of size 4 bytes at line 9") ==
+          "use the boundary rule");
+    // a skipped barrier is a MEMORY_ERROR too, but the advice about reads does not fit it
+    CHECK(advice_for(advice, "MEMORY_ERROR", "n=1: emulator: skipped-barrier").empty());
+    CHECK(advice_for(advice, "TIMEOUT", "kernel did not finish") == "clear the status words");
+    // a plain key is the fallback when no qualified one matches
+    const std::vector<std::pair<std::string, std::string>> both = {
+        {"MEMORY_ERROR", "general words"}, {"MEMORY_ERROR/race", "add the barrier"}};
+    CHECK(advice_for(both, "MEMORY_ERROR", "emulator: race") == "add the barrier");
+    CHECK(advice_for(both, "MEMORY_ERROR", "emulator: uninitialised-shared") == "general words");
+    CHECK(advice_for(both, "WRONG", "values").empty());
+}
