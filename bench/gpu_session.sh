@@ -6,7 +6,9 @@
 #                 checks and baselines (`cudalings dev check`, which also checks the course)
 #   solutions     every solution checked and timed, with every lesson's staircase (JSON + text)
 #   skeletons     every skeleton checked, no timing: all must fail
-#   fixtures      the bad-submission fixtures, graded in batches, twice (the GPU test)
+#   fixtures      the bad-submission fixtures, graded in batches, twice (the GPU test; about
+#                 8.5 minutes on the H200: give it its own slot)
+#   ctest         the whole test suite except that GPU fixture test, 12 tests at a time
 #   grading       grading's GPU tests (the sandbox with CUDA, workers, the autograder)
 #   bench         the checker's own benchmark (bench/check_bench.py)
 #   differential  the emulator against the GPU on every step (the same pass/fail)
@@ -69,7 +71,14 @@ PY
     summarize "$out/skeletons.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
     ;;
   fixtures)
-    ctest --test-dir "$build" -R "fixture" --output-on-failure 2>&1 | tail -40
+    ctest --test-dir "$build" -R "every bad submission fixture" --output-on-failure \
+      >"$out/fixtures.log" 2>&1
+    grep -E "fixture batch|^  |tests passed|tests failed" "$out/fixtures.log" | cut -c1-300
+    ;;
+  ctest)
+    ctest --test-dir "$build" -E "every bad submission fixture" -j 12 --output-on-failure \
+      >"$out/ctest.log" 2>&1
+    grep -E "tests passed|tests failed|\*\*\*|Failed|Timeout" "$out/ctest.log" | tail -30
     ;;
   grading)
     ctest --test-dir "$build" -L gpu -R "grade|grading|sandbox|autograder" --output-on-failure 2>&1 | tail -30
@@ -96,7 +105,7 @@ print("\n".join(r for r in rows if "DIFFERENT" in r))
 print(f"{same} of {len(rows)} steps: the same pass/fail on the GPU and under emulation")
 PY
     ;;
-  *) echo "usage: $0 build|solutions|skeletons|fixtures|grading|bench|differential ..."; exit 2 ;;
+  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential ..."; exit 2 ;;
   esac
   echo "== $phase: $(( $(date +%s) - t0 )) s"
 done
