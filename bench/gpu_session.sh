@@ -71,7 +71,7 @@ PY
     summarize "$out/skeletons.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
     ;;
   fixtures)
-    ctest --test-dir "$build" -R "every bad submission fixture" --output-on-failure \
+    ctest --test-dir "$build" -R "every bad submission fixture" -V \
       >"$out/fixtures.log" 2>&1
     grep -E "fixture batch|^  |tests passed|tests failed" "$out/fixtures.log" | cut -c1-300
     ;;
