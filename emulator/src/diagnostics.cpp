@@ -100,7 +100,7 @@ void report(Diagnostic d) {
     for (auto& e : list) {
         // One report per kind and line (the first occurrence's text), with a count.
         if (e.kind == d.kind && e.file == d.file && e.line == d.line &&
-            (d.kind != "metric" || e.message == d.message)) {
+            ((d.kind != "metric" && d.kind != "access") || e.message == d.message)) {
             ++e.count;
             return;
         }
