@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "access_picture.h"
 #include "cases.h"
 #include "text.h"
 
@@ -140,17 +141,21 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         }
         // --explain: the emulator's teaching metrics ride on each case's detail; without -v
         // they are shown once per step, for the largest case that passed (the most typical).
-        const CaseResult* explained = nullptr;
-        for (const auto& c : r.cases)
-            if (c.verdict == Verdict::Pass && !c.detail.empty() &&
-                (!explained || c.n >= explained->n))
-                explained = &c;
+        // The access pictures (one warp per line) follow, for the same case.
+        const CaseResult* explained = explained_case(r.cases);
         if (explained && !o.verbose) {
             s << "  explain  (" << explained->name << ")\n";
             std::istringstream lines(explained->detail);
             std::string line;
             while (std::getline(lines, line))
                 if (!line.empty()) s << "      " << line << "\n";
+        }
+        if (explained) {
+            const auto pictures = access_pictures(*explained);
+            if (!pictures.empty())
+                s << "  access   one warp per line (" << explained->name
+                  << "): the sector or bank each lane touched\n";
+            for (const auto& p : pictures) s << access_text(p, "      ");
         }
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
@@ -416,6 +421,12 @@ nlohmann::json to_json(const StepReport& r) {
     j["timing"] = r.timings.empty() ? json() : j["timings"][0];
     j["notes"] = r.notes;
     j["advice"] = r.advice;
+    // --explain: the access pictures of the case the text shows (docs/emulator.md).
+    if (const CaseResult* explained = explained_case(r.cases)) {
+        json pictures = json::array();
+        for (const auto& p : access_pictures(*explained)) pictures.push_back(to_json(p));
+        if (!pictures.empty()) j["access"] = {{"case", explained->name}, {"pictures", pictures}};
+    }
     return j;
 }
 

@@ -464,8 +464,8 @@ std::vector<std::uintptr_t> global_sectors(const Request& q) {
 }
 
 // Explain mode's access pictures: for each access line of a launch, one warp's request as it
-// was (the first request with the most active lanes: the lowest warp of the first block to end,
-// unless a later one had more lanes), drawn by the checker (`check --explain`, `report`).
+// was (the first request of the lowest warp of the lowest block, among the requests with the
+// most active lanes), drawn by the checker (`check --explain`, `report`).
 constexpr std::size_t kPicturesPerLaunch = 16;
 struct Picture {
     Request request;
@@ -474,12 +474,26 @@ struct Picture {
 };
 std::map<const void*, Picture> g_pictures;
 
+// The block's number in the grid (x fastest), to prefer the lowest whatever order blocks ran in.
+std::uint64_t block_number(uint3 b) {
+    const dim3 g = rt().grid_dim;
+    return b.x + std::uint64_t(g.x) * (b.y + std::uint64_t(g.y) * b.z);
+}
+
 void keep_picture(const RequestKey& key, const Request& q, const Block& b) {
     auto it = g_pictures.find(key.pc);
     if (it == g_pictures.end()) {
         if (g_pictures.size() >= kPicturesPerLaunch) return;
-    } else if (q.addrs.size() <= it->second.request.addrs.size()) {
-        return;
+    } else {
+        // The most active lanes; among those, the lowest block, then the lowest warp (requests
+        // of a block arrive here by warp, then by execution count: the first one stays).
+        const Picture& kept = it->second;
+        const std::size_t lanes = q.addrs.size(), kept_lanes = kept.request.addrs.size();
+        if (lanes < kept_lanes) return;
+        if (lanes == kept_lanes) {
+            const auto mine = block_number(b.idx), theirs = block_number(kept.block);
+            if (mine > theirs || (mine == theirs && key.warp >= kept.warp)) return;
+        }
     }
     g_pictures[key.pc] = Picture{q, key.warp, b.idx};
 }
