@@ -63,6 +63,7 @@ std::string what(const AccessPicture& p) {
 
 nlohmann::json to_json(const AccessPicture& p) {
     nlohmann::json j{{"v", 1},
+                     {"case", p.case_name},
                      {"file", p.file},
                      {"line", p.line},
                      {"message", p.message},
@@ -95,12 +96,14 @@ AccessPicture access_picture_from_json(const nlohmann::json& j) {
     p.file = j.value("file", "");
     p.line = j.value("line", 0);
     p.message = j.value("message", "");
+    p.case_name = j.value("case", "");
     p.shared = j.at("space").get<std::string>() == "shared";
     p.store = j.at("op").get<std::string>() == "store";
     p.bytes = j.at("bytes").get<unsigned>();
     p.array = j.at("array").get<std::string>();
     p.array_bytes = j.value("array_bytes", std::uint64_t{0});
     p.block = j.value("block", std::vector<unsigned>{0, 0, 0});
+    if (p.block.size() != 3) throw std::runtime_error("bad block");
     p.warp = j.value("warp", 0u);
     p.active = j.at("active").get<unsigned>();
     p.offsets = per_lane<long long>(j, "offsets");
@@ -120,24 +123,12 @@ AccessPicture access_picture_from_json(const nlohmann::json& j) {
     return p;
 }
 
-std::vector<AccessPicture> access_pictures(const CaseResult& c) {
-    std::vector<AccessPicture> out;
-    for (const auto& f : c.emulator) {
-        if (f.kind != "access") continue;
-        try {
-            nlohmann::json j = nlohmann::json::parse(f.detail);
-            j["file"] = f.file;
-            j["line"] = f.line;
-            j["message"] = f.message;
-            out.push_back(access_picture_from_json(j));
-        } catch (const std::exception&) {
-            // A picture of another format (a newer emulator): not drawn.
-        }
-    }
-    // One picture per access: several launches (the passes of a reduction) each sent theirs;
-    // the one with the most active lanes stays (the first of those).
-    std::vector<AccessPicture> kept;
-    for (auto& p : out) {
+namespace {
+
+// Adds `more` to `kept`, one picture per access (file, line, space, direction, array, width):
+// the one with the most active lanes, the first of those; in line order.
+void keep_widest(std::vector<AccessPicture>& kept, std::vector<AccessPicture> more) {
+    for (auto& p : more) {
         auto same = std::find_if(kept.begin(), kept.end(), [&](const AccessPicture& k) {
             return k.file == p.file && k.line == p.line && k.shared == p.shared &&
                    k.store == p.store && k.array == p.array && k.bytes == p.bytes;
@@ -149,6 +140,28 @@ std::vector<AccessPicture> access_pictures(const CaseResult& c) {
     }
     std::stable_sort(kept.begin(), kept.end(),
                      [](const auto& a, const auto& b) { return a.line < b.line; });
+}
+
+}  // namespace
+
+std::vector<AccessPicture> access_pictures(const CaseResult& c) {
+    std::vector<AccessPicture> out;
+    for (const auto& f : c.emulator) {
+        if (f.kind != "access") continue;
+        try {
+            nlohmann::json j = nlohmann::json::parse(f.detail);
+            j["file"] = f.file;
+            j["line"] = f.line;
+            j["message"] = f.message;
+            j["case"] = c.name;
+            out.push_back(access_picture_from_json(j));
+        } catch (const std::exception&) {
+            // A picture of another format (a newer emulator): not drawn.
+        }
+    }
+    // One picture per access: several launches (the passes of a reduction) each sent theirs.
+    std::vector<AccessPicture> kept;
+    keep_widest(kept, std::move(out));
     return kept;
 }
 
@@ -161,6 +174,16 @@ const CaseResult* explained_case(const std::vector<CaseResult>& cases) {
         if ((!c.detail.empty() || has_pictures) && (!best || c.n >= best->n)) best = &c;
     }
     return best;
+}
+
+std::vector<AccessPicture> step_access_pictures(const std::vector<CaseResult>& cases) {
+    std::vector<AccessPicture> kept;
+    const CaseResult* explained = explained_case(cases);
+    if (!explained) return kept;
+    keep_widest(kept, access_pictures(*explained));
+    for (const auto& c : cases)
+        if (&c != explained && c.verdict == Verdict::Pass) keep_widest(kept, access_pictures(c));
+    return kept;
 }
 
 std::string access_verdict(const AccessPicture& p) {
@@ -224,7 +247,12 @@ std::string access_svg(const AccessPicture& p) {
         s << " data-degree=\"" << p.degree << "\"";
     else
         s << " data-sectors=\"" << p.sectors.size() << "\"";
-    s << ">\n  <title>" << markup_escape(at + ": " + p.message) << "</title>\n";
+    s << ">\n  <title>"
+      << markup_escape(at + ": " + p.message + " (block (" + std::to_string(p.block[0]) + "," +
+                       std::to_string(p.block[1]) + "," + std::to_string(p.block[2]) + "), warp " +
+                       std::to_string(p.warp) +
+                       (p.case_name.empty() ? "" : ", case " + p.case_name) + ")")
+      << "</title>\n";
     s << "  <text x=\"0\" y=\"" << top + 12 << "\">lanes</text>\n";
     auto lane_x = [&](int lane) { return left + lane * cell; };
     for (int lane = 0; lane < kAccessLanes; ++lane) {

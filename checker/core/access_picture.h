@@ -19,7 +19,8 @@ namespace cudalings {
 struct AccessPicture {
     std::string file;  // the access's line
     int line = 0;
-    std::string message;  // the emulator's sentence
+    std::string message;    // the emulator's sentence
+    std::string case_name;  // the case it was taken in
     bool shared = false, store = false;
     unsigned bytes = 0;  // per lane
     std::string array;
@@ -37,9 +38,14 @@ struct AccessPicture {
     unsigned degree = 0, wavefronts = 0, ideal_wavefronts = 0;
 };
 
-// The pictures of a case, in line order (findings of another kind, or of an unknown format,
-// are skipped).
+// The pictures of a case, one per access, in line order (findings of another kind, or of an
+// unknown format, are skipped; of several launches' pictures of one access, the one with the
+// most active lanes).
 std::vector<AccessPicture> access_pictures(const CaseResult& c);
+// A step's pictures: of each access, the picture with the most active lanes among the cases
+// that passed (the explained case's where several have as many: a case of 4 columns shows 4
+// lanes of a row where a wider one shows the whole warp).
+std::vector<AccessPicture> step_access_pictures(const std::vector<CaseResult>& cases);
 // The case whose teaching output a step shows once (`check --explain` without -v, the report):
 // the largest case that passed with metrics or pictures; null when there is none.
 const CaseResult* explained_case(const std::vector<CaseResult>& cases);

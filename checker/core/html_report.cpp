@@ -136,7 +136,7 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
             const auto pictures = explained.find(name);
             if (pictures != explained.end()) {
                 const auto access = pictures->second.value("access", nlohmann::json::object());
-                StepPictures sp{lesson.id, step.id, access.value("case", ""), {}};
+                StepPictures sp{lesson.id, step.id, {}};
                 for (const auto& p : access.value("pictures", nlohmann::json::array())) {
                     try {
                         sp.pictures.push_back(access_picture_from_json(p));
@@ -252,12 +252,10 @@ std::string render_html_report(const ReportModel& model) {
             if (sp.lesson != l.id) continue;
             s << "<h3>" << markup_escape(sp.step)
               << ": one warp per access line</h3>\n<p class=\"meta\">From the last <code>check "
-                 "--explain</code> of this step (case "
-              << markup_escape(sp.case_name)
-              << ") on the emulator: which sector of 32 bytes (global memory, grouped in lines "
-                 "of 128) or which of the 32 banks (shared memory) each lane of one warp "
-                 "touched. Red marks bank conflicts and sectors beyond what a coalesced access "
-                 "needs.</p>\n";
+                 "--explain</code> of this step, on the emulator: which sector of 32 bytes "
+                 "(global memory, grouped in lines of 128) or which of the 32 banks (shared "
+                 "memory) each lane of one warp touched, for each access line its fullest warp. "
+                 "Red marks bank conflicts and sectors beyond what a coalesced access needs.</p>\n";
             for (const auto& p : sp.pictures) s << access_svg(p);
         }
     }

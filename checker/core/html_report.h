@@ -51,7 +51,6 @@ struct LessonStatus {
 // The access pictures of a step's last explained check.
 struct StepPictures {
     std::string lesson, step;  // "01_vector_add", "03_float4"
-    std::string case_name;     // the case they were taken in
     std::vector<AccessPicture> pictures;
 };
 

@@ -141,7 +141,7 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         }
         // --explain: the emulator's teaching metrics ride on each case's detail; without -v
         // they are shown once per step, for the largest case that passed (the most typical).
-        // The access pictures (one warp per line) follow, for the same case.
+        // The access pictures (one warp per access line) follow.
         const CaseResult* explained = explained_case(r.cases);
         if (explained && !o.verbose) {
             s << "  explain  (" << explained->name << ")\n";
@@ -150,13 +150,11 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
             while (std::getline(lines, line))
                 if (!line.empty()) s << "      " << line << "\n";
         }
-        if (explained) {
-            const auto pictures = access_pictures(*explained);
-            if (!pictures.empty())
-                s << "  access   one warp per line (" << explained->name
-                  << "): the sector or bank each lane touched\n";
-            for (const auto& p : pictures) s << access_text(p, "      ");
-        }
+        const auto pictures = step_access_pictures(r.cases);
+        if (!pictures.empty())
+            s << "  access   one warp per access line (its fullest warp in the passed cases): "
+                 "the sector or bank of each lane\n";
+        for (const auto& p : pictures) s << access_text(p, "      ");
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
     for (std::size_t i = 0; i < r.findings.size() && (i < 5 || o.verbose); ++i) {
@@ -421,12 +419,10 @@ nlohmann::json to_json(const StepReport& r) {
     j["timing"] = r.timings.empty() ? json() : j["timings"][0];
     j["notes"] = r.notes;
     j["advice"] = r.advice;
-    // --explain: the access pictures of the case the text shows (docs/emulator.md).
-    if (const CaseResult* explained = explained_case(r.cases)) {
-        json pictures = json::array();
-        for (const auto& p : access_pictures(*explained)) pictures.push_back(to_json(p));
-        if (!pictures.empty()) j["access"] = {{"case", explained->name}, {"pictures", pictures}};
-    }
+    // --explain: the access pictures the text shows (docs/emulator.md).
+    json pictures = json::array();
+    for (const auto& p : step_access_pictures(r.cases)) pictures.push_back(to_json(p));
+    if (!pictures.empty()) j["access"] = {{"pictures", pictures}};
     return j;
 }
 

@@ -126,7 +126,7 @@ TEST_CASE("access pictures: the report draws one SVG per access line with the ri
           "[report]") {
     ReportModel model;
     model.lessons.push_back({"08_transpose", "Transpose", {}});
-    StepPictures sp{"08_transpose", "03_shared_tile", "n=1024", {}};
+    StepPictures sp{"08_transpose", "03_shared_tile", {}};
     sp.pictures = {global_picture(10, 32, [](unsigned l) { return 4ll * l; }),
                    global_picture(11, 32, [](unsigned l) { return 8ll * l; }),
                    global_picture(12, 20, [](unsigned l) { return 4ll * l; }), shared_column(13)};
@@ -168,11 +168,17 @@ TEST_CASE("check --explain draws a lesson step's accesses; report draws them fro
                              {{"CUDALINGS_STATE_DIR", state}}, root);
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, ContainsSubstring("  access   one warp per line"));
+    CHECK_THAT(r.out, ContainsSubstring("  access   one warp per access line"));
     CHECK_THAT(r.out, ContainsSubstring("shared load of tile (4 B per lane, 32 lanes)\n"
                                         "        32-way bank conflict"));
     CHECK_THAT(r.out, ContainsSubstring("        bank    00000000000000000000000000000000\n"));
-    CHECK_THAT(r.out, ContainsSubstring("global store of output"));
+    CHECK_THAT(r.out, ContainsSubstring("global store of output (4 B per lane, 32 lanes)\n"
+                                        "        4 sectors = coalesced"));
+    // The load into the tile, from a case wide enough for a whole warp (the largest case has
+    // 4 columns).
+    CHECK_THAT(r.out, ContainsSubstring("global load of in (4 B per lane, 32 lanes)"));
+    CHECK_THAT(r.out, ContainsSubstring("shared store of tile (4 B per lane, 32 lanes)\n"
+                                        "        no bank conflict"));
     // The record the report reads, and the page.
     const auto record = load_explained(state);
     REQUIRE(record.count("08_transpose/03_shared_tile"));
@@ -191,7 +197,7 @@ TEST_CASE("check --explain draws a lesson step's accesses; report draws them fro
     r = flow::cudalings({"check", "08_transpose/03", "--emulate"}, {{"CUDALINGS_STATE_DIR", state}},
                         root);
     CHECK(r.code == 0);
-    CHECK(r.out.find("one warp per line") == std::string::npos);
+    CHECK(r.out.find("one warp per access line") == std::string::npos);
     CHECK(load_explained(state).count("08_transpose/03_shared_tile"));
     // A real browser's parse of the page: the diagrams are in its DOM.
     std::string browser;
