@@ -235,7 +235,7 @@ std::string access_svg(const AccessPicture& p) {
     // Lanes in a row of 32 on top, the sectors (or banks) they touched in a row below, a line
     // from each active lane to its target.
     const int left = 52, cell = 20, top = 26, box = 16, bottom = 118, width = left + 32 * cell + 16;
-    const int height = bottom + box + 50;
+    const int height = bottom + box + 58;
     std::ostringstream s;
     const std::string at = where(p);
     s << "<svg class=\"access\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
@@ -284,6 +284,16 @@ std::string access_svg(const AccessPicture& p) {
                                    " word" + (n == 1 ? "" : "s"));
         }
         targets << "  <text x=\"0\" y=\"" << bottom + 12 << "\">banks</text>\n";
+        // Bank numbers under every eighth bank, and each conflicting bank's count of words.
+        for (unsigned b = 0; b < 32; ++b) {
+            const std::size_t n = words.count(b) ? words[b].size() : 0;
+            if (n > 1)
+                targets << "  <text class=\"ways\" x=\"" << lane_x(int(b)) << "\" y=\""
+                        << bottom - 6 << "\">" << n << "</text>\n";
+            if (b % 8 == 0)
+                targets << "  <text x=\"" << lane_x(int(b)) << "\" y=\"" << bottom + box + 12
+                        << "\">" << b << "</text>\n";
+        }
     } else {
         const std::size_t n = std::min<std::size_t>(p.sectors.size(), 32);
         const int span = 32 * cell;
@@ -322,11 +332,11 @@ std::string access_svg(const AccessPicture& p) {
           << "\" x=\"" << target_x[t] << "\" y=\"" << bottom << "\" width=\"" << box
           << "\" height=\"" << box << "\"><title>" << markup_escape(target_title[t])
           << "</title></rect>\n";
-    s << "  <text class=\"caption\" x=\"0\" y=\"" << bottom + box + 22 << "\">"
+    s << "  <text class=\"caption\" x=\"0\" y=\"" << bottom + box + 30 << "\">"
       << markup_escape(at + "  " + what(p)) << "</text>\n"
       << "  <text class=\"caption verdict"
       << (hot.end() != std::find(hot.begin(), hot.end(), true) ? " hot" : "") << "\" x=\"0\" y=\""
-      << bottom + box + 40 << "\">" << markup_escape(access_verdict(p)) << "</text>\n</svg>\n";
+      << bottom + box + 48 << "\">" << markup_escape(access_verdict(p)) << "</text>\n</svg>\n";
     return s.str();
 }
 

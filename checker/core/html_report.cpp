@@ -39,6 +39,7 @@ svg.access .sector, svg.access .bank { fill: #8aa6d6; } svg.access .hot { fill: 
 svg.access .line128 { fill: #eef1f6; stroke: #b9c3d3; }
 svg.access .link { stroke: #5b6475; stroke-width: 1; } svg.access .link.hot { stroke: #d64545; }
 svg.access .verdict.hot { fill: #b42318; font-weight: 600; }
+svg.access .ways { fill: #b42318; font-weight: 600; }
 .legend span { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 1em;
                vertical-align: -.1em; }
 )";

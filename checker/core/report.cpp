@@ -152,8 +152,7 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         }
         const auto pictures = step_access_pictures(r.cases);
         if (!pictures.empty())
-            s << "  access   one warp per access line (its fullest warp in the passed cases): "
-                 "the sector or bank of each lane\n";
+            s << "  access   one warp per access line: the sector or bank each lane touched\n";
         for (const auto& p : pictures) s << access_text(p, "      ");
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
