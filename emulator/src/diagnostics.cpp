@@ -97,6 +97,7 @@ std::string site(const char* file, int line) {
 
 void report(Diagnostic d) {
     auto& list = pending();
+    std::size_t pictures = 0;
     for (auto& e : list) {
         // One report per kind and line (the first occurrence's text), with a count.
         if (e.kind == d.kind && e.file == d.file && e.line == d.line &&
@@ -104,8 +105,10 @@ void report(Diagnostic d) {
             ++e.count;
             return;
         }
+        pictures += e.kind == "access";
     }
-    if (list.size() >= 200) return;
+    // Explain mode's pictures (16 per launch) never crowd out the findings: 64 at most.
+    if (list.size() >= 200 || (d.kind == "access" && pictures >= 64)) return;
     list.push_back(std::move(d));
 }
 
