@@ -215,7 +215,7 @@ StepReport check_and_record(Checker& checker, const Options& o, const Manifest& 
         progress.clear(name);
     static bool warned = false;
     const std::string& state = checker.paths().state_dir;
-    if ((!progress.save() || !record_result(state, r)) && !warned) {
+    if ((!progress.save() || !record_result(state, r) || !record_explained(state, r)) && !warned) {
         warned = true;
         std::cerr << "cudalings: cannot save progress in " << state << " (" << std::strerror(errno)
                   << "): use --state-dir DIR (docs/troubleshooting.md"

@@ -19,7 +19,8 @@ int run_report(const Options& o, const std::string& out_arg) {
     if (!open_course(o, paths, m)) return exit_code::usage;
     Progress progress(paths.state_dir + "/progress.json");
     const auto model =
-        report_model(m, progress, load_results(paths.state_dir), load_staircases(paths.state_dir));
+        report_model(m, progress, load_results(paths.state_dir), load_staircases(paths.state_dir),
+                     load_explained(paths.state_dir));
     const std::string out =
         std::filesystem::absolute(out_arg.empty() ? paths.state_dir + "/report.html" : out_arg)
             .string();
@@ -29,7 +30,11 @@ int run_report(const Options& o, const std::string& out_arg) {
         return exit_code::fail;
     }
     if (o.json)
-        std::cout << versioned({{"file", out}, {"charts", model.charts.size()}}).dump(2) << "\n";
+        std::cout << versioned({{"file", out},
+                                {"charts", model.charts.size()},
+                                {"access_pictures", model.access_picture_count()}})
+                         .dump(2)
+                  << "\n";
     else
         std::cout << "Wrote " << out << " (open it in a browser)\n";
     return exit_code::pass;

@@ -46,12 +46,25 @@ bool record_staircase(const std::string& state_dir, const Staircase& staircase) 
            write_file_atomic(file.string(), to_json(staircase).dump() + "\n");
 }
 
+bool record_explained(const std::string& state_dir, const StepReport& report) {
+    const nlohmann::json j = to_json(report);
+    if (!j.contains("access")) return true;
+    const fs::path file = fs::path(state_dir) / "explained" / (report.step + ".json");
+    const nlohmann::json record{{"step", report.step}, {"access", j["access"]}};
+    return make_dirs(file.parent_path().string()) &&
+           write_file_atomic(file.string(), record.dump() + "\n");
+}
+
 std::map<std::string, nlohmann::json> load_results(const std::string& state_dir) {
     return load_dir(fs::path(state_dir) / "results", true);
 }
 
 std::map<std::string, nlohmann::json> load_staircases(const std::string& state_dir) {
     return load_dir(fs::path(state_dir) / "staircases", false);
+}
+
+std::map<std::string, nlohmann::json> load_explained(const std::string& state_dir) {
+    return load_dir(fs::path(state_dir) / "explained", true);
 }
 
 }  // namespace cudalings

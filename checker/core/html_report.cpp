@@ -32,6 +32,14 @@ svg text { font: 12px system-ui, sans-serif; fill: #1d2330; }
 svg .bar { fill: #2f6fde; } svg .ref { fill: #8aa6d6; } svg .base { fill: #d9822b; }
 svg .track { fill: #e3e7ee; }
 svg .grid { stroke: #d8dde6; } svg .copy { stroke: #1d2330; stroke-dasharray: 4 3; }
+h3 { font-size: 1.05em; margin: 1.4em 0 .2em; }
+svg.access { display: block; margin: .6em 0 1.2em; }
+svg.access .lane { fill: #2f6fde; } svg.access .lane.idle { fill: #e3e7ee; }
+svg.access .sector, svg.access .bank { fill: #8aa6d6; } svg.access .hot { fill: #d64545; }
+svg.access .line128 { fill: #eef1f6; stroke: #b9c3d3; }
+svg.access .link { stroke: #5b6475; stroke-width: 1; } svg.access .link.hot { stroke: #d64545; }
+svg.access .verdict.hot { fill: #b42318; font-weight: 600; }
+svg.access .ways { fill: #b42318; font-weight: 600; }
 .legend span { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 1em;
                vertical-align: -.1em; }
 )";
@@ -80,7 +88,8 @@ std::string progress_svg(const std::vector<LessonStatus>& lessons) {
 
 ReportModel report_model(const Manifest& m, const Progress& progress,
                          const std::map<std::string, nlohmann::json>& results,
-                         const std::map<std::string, nlohmann::json>& staircases) {
+                         const std::map<std::string, nlohmann::json>& staircases,
+                         const std::map<std::string, nlohmann::json>& explained) {
     ReportModel model;
     const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
     std::tm local{};
@@ -125,6 +134,19 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
                 }
             }
             ls.steps.push_back(st);
+            const auto pictures = explained.find(name);
+            if (pictures != explained.end()) {
+                const auto access = pictures->second.value("access", nlohmann::json::object());
+                StepPictures sp{lesson.id, step.id, {}};
+                for (const auto& p : access.value("pictures", nlohmann::json::array())) {
+                    try {
+                        sp.pictures.push_back(access_picture_from_json(p));
+                    } catch (const std::exception&) {
+                        // A damaged or newer record: that picture is not drawn.
+                    }
+                }
+                if (!sp.pictures.empty()) model.pictures.push_back(std::move(sp));
+            }
         }
         // The library baselines come from the lesson's last full check (its staircase).
         const auto stair = staircases.find(lesson.id);
@@ -149,6 +171,12 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
         if (!chart.rows.empty()) model.charts.push_back(chart);
     }
     return model;
+}
+
+std::size_t ReportModel::access_picture_count() const {
+    std::size_t n = 0;
+    for (const auto& sp : pictures) n += sp.pictures.size();
+    return n;
 }
 
 std::string staircase_svg(const LessonChart& chart) {
@@ -220,6 +248,16 @@ std::string render_html_report(const ReportModel& model) {
                  "</span>yours<span style=\"background:#8aa6d6\"></span>the reference"
                  "<span style=\"background:#d9822b\"></span>library</span></p>\n";
             s << staircase_svg(chart);
+        }
+        for (const auto& sp : model.pictures) {
+            if (sp.lesson != l.id) continue;
+            s << "<h3>" << markup_escape(sp.step)
+              << ": one warp per access line</h3>\n<p class=\"meta\">From the last <code>check "
+                 "--explain</code> of this step, on the emulator: which sector of 32 bytes "
+                 "(global memory, grouped in lines of 128) or which of the 32 banks (shared "
+                 "memory) each lane of one warp touched, for each access line its fullest warp. "
+                 "Red marks bank conflicts and sectors beyond what a coalesced access needs.</p>\n";
+            for (const auto& p : sp.pictures) s << access_svg(p);
         }
     }
     if (model.charts.empty())

@@ -1,7 +1,8 @@
 // `cudalings report`: one self-contained HTML page (inline CSS and SVG, no script, nothing
 // fetched) with the learner's progress and, for every lesson with timed steps, its staircase:
 // each step's time and share of the GPU's copy bandwidth, the reference solution's beside it,
-// and the library baselines of the lesson's last full check.
+// and the library baselines of the lesson's last full check; and, for every step checked with
+// --explain, the emulator's access pictures (one warp per access line, access_picture.h).
 //
 // The page is drawn from a small model (ReportModel) that is read from the state directory's
 // records (history.h) by one function, so a change of the report's JSON touches only that.
@@ -13,6 +14,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "access_picture.h"
 #include "course.h"
 #include "manifest.h"
 
@@ -46,17 +48,27 @@ struct LessonStatus {
     std::vector<StepStatus> steps;
 };
 
+// The access pictures of a step's last explained check.
+struct StepPictures {
+    std::string lesson, step;  // "01_vector_add", "03_float4"
+    std::vector<AccessPicture> pictures;
+};
+
 struct ReportModel {
     std::string generated;  // when, in words
     std::string gpu;        // the GPU of the timings, or ""
     std::vector<LessonStatus> lessons;
     std::vector<LessonChart> charts;
+    std::vector<StepPictures> pictures;
+    std::size_t access_picture_count() const;
 };
 
-// From the manifest, the progress and the records (step -> report JSON, lesson -> staircase JSON).
+// From the manifest, the progress and the records (step -> report JSON, lesson -> staircase JSON,
+// step -> its explained record).
 ReportModel report_model(const Manifest& m, const Progress& progress,
                          const std::map<std::string, nlohmann::json>& results,
-                         const std::map<std::string, nlohmann::json>& staircases);
+                         const std::map<std::string, nlohmann::json>& staircases,
+                         const std::map<std::string, nlohmann::json>& explained = {});
 
 std::string render_html_report(const ReportModel& model);
 // One lesson's staircase as an SVG element (also used on its own by tests).

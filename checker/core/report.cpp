@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "access_picture.h"
 #include "cases.h"
 #include "text.h"
 
@@ -140,11 +141,8 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
         }
         // --explain: the emulator's teaching metrics ride on each case's detail; without -v
         // they are shown once per step, for the largest case that passed (the most typical).
-        const CaseResult* explained = nullptr;
-        for (const auto& c : r.cases)
-            if (c.verdict == Verdict::Pass && !c.detail.empty() &&
-                (!explained || c.n >= explained->n))
-                explained = &c;
+        // The access pictures (one warp per access line) follow.
+        const CaseResult* explained = explained_case(r.cases);
         if (explained && !o.verbose) {
             s << "  explain  (" << explained->name << ")\n";
             std::istringstream lines(explained->detail);
@@ -152,6 +150,10 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
             while (std::getline(lines, line))
                 if (!line.empty()) s << "      " << line << "\n";
         }
+        const auto pictures = step_access_pictures(r.cases);
+        if (!pictures.empty())
+            s << "  access   one warp per access line: the sector or bank each lane touched\n";
+        for (const auto& p : pictures) s << access_text(p, "      ");
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
     for (std::size_t i = 0; i < r.findings.size() && (i < 5 || o.verbose); ++i) {
@@ -416,6 +418,10 @@ nlohmann::json to_json(const StepReport& r) {
     j["timing"] = r.timings.empty() ? json() : j["timings"][0];
     j["notes"] = r.notes;
     j["advice"] = r.advice;
+    // --explain: the access pictures the text shows (docs/emulator.md).
+    json pictures = json::array();
+    for (const auto& p : step_access_pictures(r.cases)) pictures.push_back(to_json(p));
+    if (!pictures.empty()) j["access"] = {{"pictures", pictures}};
     return j;
 }
 

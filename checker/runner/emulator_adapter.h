@@ -58,6 +58,12 @@ inline void attach_emulator_findings(cudalings::CaseResult& r) {
     const auto found = cudalings_emu::take_diagnostics();
     const bool explain = cudalings_emu::get_options().explain;
     std::vector<cudalings_emu::Diagnostic> shown;
+    // --explain's access pictures ride along as findings (their detail is JSON for the checker
+    // to draw, not text for the case's detail).
+    for (const auto& d : found)
+        if (explain && d.kind == "access")
+            r.emulator.push_back(
+                {d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
     // Errors and warnings; a launch the GPU would refuse too (why the call returned an error);
     // the teaching metrics with --explain.
     for (const auto& d : found)

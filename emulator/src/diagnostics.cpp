@@ -97,15 +97,18 @@ std::string site(const char* file, int line) {
 
 void report(Diagnostic d) {
     auto& list = pending();
+    std::size_t pictures = 0;
     for (auto& e : list) {
         // One report per kind and line (the first occurrence's text), with a count.
         if (e.kind == d.kind && e.file == d.file && e.line == d.line &&
-            (d.kind != "metric" || e.message == d.message)) {
+            ((d.kind != "metric" && d.kind != "access") || e.message == d.message)) {
             ++e.count;
             return;
         }
+        pictures += e.kind == "access";
     }
-    if (list.size() >= 200) return;
+    // Explain mode's pictures (16 per launch) never crowd out the findings: 64 at most.
+    if (list.size() >= 200 || (d.kind == "access" && pictures >= 64)) return;
     list.push_back(std::move(d));
 }
 

@@ -407,17 +407,95 @@ struct LineMetric {
 std::map<const void*, LineMetric> g_metrics;
 
 // Explain mode: the access joins its warp's request (per block: blocks run interleaved).
-void record_request(std::uintptr_t a, unsigned size, bool write, bool shared, const void* pc) {
+void record_request(std::uintptr_t a, unsigned size, bool write, const Place& place,
+                    const void* pc) {
     Runtime& r = rt();
     const Thread& t = *r.current;
     Block& b = *r.block;
     if (b.exec_count.size() < b.count) b.exec_count.resize(b.count);
     std::uint32_t k = b.exec_count[t.linear][pc]++;
     Request& q = b.requests[{t.warp, pc, k}];
-    q.shared = shared;
+    if (q.addrs.empty()) {
+        q.alloc = place.alloc;
+        q.shared_offset = place.offset;
+    }
+    q.shared = place.shared;
     q.write = write;
     q.size = size;
     q.addrs.push_back(a);
+    q.lanes.push_back(std::uint8_t(t.lane));
+}
+
+// A shared request's wavefronts: lanes are served in phases of 128 bytes; within a phase,
+// distinct 4-byte words in one of the 32 banks are serialised. `degree` gets the most distinct
+// words one bank held in one phase (1: no conflict).
+unsigned shared_wavefronts(const Request& q, unsigned* degree) {
+    unsigned per_phase = std::max(1u, 128u / std::max(4u, q.size));
+    unsigned wavefronts = 0;
+    *degree = 0;
+    for (std::size_t p = 0; p < q.addrs.size(); p += per_phase) {
+        std::map<unsigned, std::vector<std::uintptr_t>> banks;
+        for (std::size_t i = p; i < std::min(q.addrs.size(), p + per_phase); ++i)
+            for (unsigned b = 0; b < std::max(1u, q.size / 4); ++b) {
+                std::uintptr_t word = q.addrs[i] / 4 + b;
+                auto& v = banks[unsigned(word % 32)];
+                if (std::find(v.begin(), v.end(), word) == v.end()) v.push_back(word);
+            }
+        unsigned most = 0;
+        for (auto& [bank, words] : banks) most = std::max<unsigned>(most, unsigned(words.size()));
+        wavefronts += most;
+        *degree = std::max(*degree, most);
+    }
+    return wavefronts;
+}
+unsigned ideal_wavefronts(const Request& q) {
+    unsigned per_phase = std::max(1u, 128u / std::max(4u, q.size));
+    return unsigned((q.addrs.size() + per_phase - 1) / per_phase);
+}
+
+// A global request's 32-byte sectors (sector numbers: address / 32), sorted, each once.
+std::vector<std::uintptr_t> global_sectors(const Request& q) {
+    std::vector<std::uintptr_t> sectors;
+    for (auto a : q.addrs)
+        for (std::uintptr_t s = a / 32; s <= (a + q.size - 1) / 32; ++s) sectors.push_back(s);
+    std::sort(sectors.begin(), sectors.end());
+    sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
+    return sectors;
+}
+
+// Explain mode's access pictures: for each access line of a launch, one warp's request as it
+// was (the first request of the lowest warp of the lowest block, among the requests with the
+// most active lanes), drawn by the checker (`check --explain`, `report`).
+constexpr std::size_t kPicturesPerLaunch = 16;
+struct Picture {
+    Request request;
+    std::uint32_t warp = 0;
+    uint3 block{};
+};
+std::map<const void*, Picture> g_pictures;
+
+// The block's number in the grid (x fastest), to prefer the lowest whatever order blocks ran in.
+std::uint64_t block_number(uint3 b) {
+    const dim3 g = rt().grid_dim;
+    return b.x + std::uint64_t(g.x) * (b.y + std::uint64_t(g.y) * b.z);
+}
+
+void keep_picture(const RequestKey& key, const Request& q, const Block& b) {
+    auto it = g_pictures.find(key.pc);
+    if (it == g_pictures.end()) {
+        if (g_pictures.size() >= kPicturesPerLaunch) return;
+    } else {
+        // The most active lanes; among those, the lowest block, then the lowest warp (requests
+        // of a block arrive here by warp, then by execution count: the first one stays).
+        const Picture& kept = it->second;
+        const std::size_t lanes = q.addrs.size(), kept_lanes = kept.request.addrs.size();
+        if (lanes < kept_lanes) return;
+        if (lanes == kept_lanes) {
+            const auto mine = block_number(b.idx), theirs = block_number(kept.block);
+            if (mine > theirs || (mine == theirs && key.warp >= kept.warp)) return;
+        }
+    }
+    g_pictures[key.pc] = Picture{q, key.warp, b.idx};
 }
 
 void flush_requests(Block& b) {
@@ -432,39 +510,168 @@ void flush_requests(Block& b) {
         m.size = q.size;
         ++m.requests;
         if (q.shared) {
-            // Lanes are served in phases of 128 bytes; within a phase, distinct 4-byte words
-            // in one of the 32 banks are serialised.
-            unsigned per_phase = std::max(1u, 128u / std::max(4u, q.size));
-            unsigned worst = 0;
-            for (std::size_t p = 0; p < q.addrs.size(); p += per_phase) {
-                std::map<unsigned, std::vector<std::uintptr_t>> banks;
-                for (std::size_t i = p; i < std::min(q.addrs.size(), p + per_phase); ++i)
-                    for (unsigned b = 0; b < std::max(1u, q.size / 4); ++b) {
-                        std::uintptr_t word = q.addrs[i] / 4 + b;
-                        auto& v = banks[unsigned(word % 32)];
-                        if (std::find(v.begin(), v.end(), word) == v.end()) v.push_back(word);
-                    }
-                unsigned degree = 0;
-                for (auto& [bank, words] : banks)
-                    degree = std::max<unsigned>(degree, unsigned(words.size()));
-                worst += degree;
-            }
-            m.sum += worst;
-            m.ideal += (q.addrs.size() + per_phase - 1) / per_phase;
-            m.worst = std::max(m.worst, worst);
+            unsigned degree = 0;
+            unsigned wavefronts = shared_wavefronts(q, &degree);
+            m.sum += wavefronts;
+            m.ideal += ideal_wavefronts(q);
+            m.worst = std::max(m.worst, wavefronts);
         } else {
-            std::vector<std::uintptr_t> sectors;
-            for (auto a : q.addrs)
-                for (std::uintptr_t s = a / 32; s <= (a + q.size - 1) / 32; ++s)
-                    sectors.push_back(s);
-            std::sort(sectors.begin(), sectors.end());
-            sectors.erase(std::unique(sectors.begin(), sectors.end()), sectors.end());
-            m.sum += double(sectors.size());
+            std::size_t sectors = global_sectors(q).size();
+            m.sum += double(sectors);
             m.ideal += double((q.addrs.size() * q.size + 31) / 32);
-            m.worst = std::max<unsigned>(m.worst, unsigned(sectors.size()));
+            m.worst = std::max<unsigned>(m.worst, unsigned(sectors));
         }
+        keep_picture(key, q, b);
     }
     b.requests.clear();
+}
+
+// A JSON string (the array names the emulator knows are identifiers, but a learner's
+// allocation may be named by any expression).
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"' || c == '\\') {
+            out += '\\';
+            out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\u%04x", unsigned(c));
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out + "\"";
+}
+
+// The array a picture's first lane touched: its name, its first byte, its size and element.
+struct ArrayName {
+    std::string name;
+    std::uintptr_t base = 0;
+    std::size_t bytes = 0, element = 0;
+};
+ArrayName array_of(const Request& q) {
+    ArrayName n;
+    if (q.shared) {
+        const Runtime& r = rt();
+        const std::uintptr_t window = q.addrs.front() - q.shared_offset;
+        if (q.shared_offset >= kDynamicOffset) {
+            n.name = r.dynamic_name.empty() ? "dynamic shared memory" : r.dynamic_name;
+            n.base = window + kDynamicOffset;
+            n.bytes = r.dynamic_bytes;
+            n.element = r.dynamic_element ? r.dynamic_element : 4;
+            return n;
+        }
+        for (const auto& v : r.shared_vars)
+            if (q.shared_offset >= v.begin && q.shared_offset < v.end) {
+                n.name = v.name;
+                n.base = window + v.begin;
+                n.bytes = v.end - v.begin;
+                n.element = v.element;
+                return n;
+            }
+        n.name = "shared memory";
+        n.base = window;
+        return n;
+    }
+    const Allocation& al = *q.alloc;
+    n.base = al.user_end ? al.user_begin : al.begin;
+    n.bytes = al.user_end ? al.user_end - al.user_begin : al.bytes;
+    n.element = al.element;
+    n.name = al.name.empty() ? "the " + std::to_string(n.bytes) + "-byte allocation" : al.name;
+    return n;
+}
+
+// One picture as a diagnostic of kind "access": the message in words, the detail as one JSON
+// object (format 1, documented in docs/emulator.md):
+//   {"v":1, "space":"global"|"shared", "op":"load"|"store", "bytes":<per lane>,
+//    "array":<name>, "array_bytes":<size>, "element":<bytes, 0 unknown>,
+//    "block":[x,y,z], "warp":<index in the block>, "active":<lanes>,
+//    "offsets":[<byte offset from the array's start, or null for an inactive lane> x32],
+//    global: "sectors":[<byte offset of each 32-byte sector touched, ascending>],
+//            "lane_sector":[<index in sectors of the lane's first sector, or null> x32],
+//            "lines":<128-byte lines touched>, "ideal_sectors":<sectors if coalesced>
+//    shared: "banks":[<the lane's first bank, or null> x32], "degree":<most distinct words in
+//            one bank>, "wavefronts":<n>, "ideal_wavefronts":<n>}
+Diagnostic picture_diagnostic(const void* pc, const Picture& p) {
+    const Request& q = p.request;
+    const ArrayName array = array_of(q);
+    std::vector<long long> offset(32, 0);
+    std::vector<bool> active(32, false);
+    std::vector<std::uintptr_t> first(32, 0);
+    for (std::size_t i = 0; i < q.addrs.size(); ++i) {
+        unsigned lane = q.lanes[i] % 32;
+        if (active[lane]) continue;  // (one address per lane and request)
+        active[lane] = true;
+        first[lane] = q.addrs[i];
+        offset[lane] = static_cast<long long>(q.addrs[i]) - static_cast<long long>(array.base);
+    }
+    auto per_lane = [&](auto value) {
+        std::string s = "[";
+        for (unsigned lane = 0; lane < 32; ++lane) {
+            if (lane) s += ",";
+            s += active[lane] ? std::to_string(value(lane)) : "null";
+        }
+        return s + "]";
+    };
+    std::string j = std::string("{\"v\":1,\"space\":\"") + (q.shared ? "shared" : "global") +
+                    "\",\"op\":\"" + (q.write ? "store" : "load") +
+                    "\",\"bytes\":" + std::to_string(q.size) +
+                    ",\"array\":" + json_string(array.name) +
+                    ",\"array_bytes\":" + std::to_string(array.bytes) +
+                    ",\"element\":" + std::to_string(array.element) + ",\"block\":[" +
+                    std::to_string(p.block.x) + "," + std::to_string(p.block.y) + "," +
+                    std::to_string(p.block.z) + "],\"warp\":" + std::to_string(p.warp) +
+                    ",\"active\":" + std::to_string(q.addrs.size()) +
+                    ",\"offsets\":" + per_lane([&](unsigned l) { return offset[l]; });
+    Diagnostic d;
+    d.kind = "access";
+    d.severity = "info";
+    set_location(d, pc);
+    char buf[300];
+    const char* op = q.write ? "store" : "load";
+    if (q.shared) {
+        unsigned degree = 0;
+        const unsigned wavefronts = shared_wavefronts(q, &degree);
+        const unsigned ideal = ideal_wavefronts(q);
+        j += ",\"banks\":" + per_lane([&](unsigned l) { return (first[l] / 4) % 32; }) +
+             ",\"degree\":" + std::to_string(degree) +
+             ",\"wavefronts\":" + std::to_string(wavefronts) +
+             ",\"ideal_wavefronts\":" + std::to_string(ideal);
+        if (degree > 1)
+            std::snprintf(buf, sizeof buf,
+                          "shared %s of %s, %zu lanes: %u-way bank conflict (%u wavefronts, %u "
+                          "without conflicts)",
+                          op, array.name.c_str(), q.addrs.size(), degree, wavefronts, ideal);
+        else
+            std::snprintf(buf, sizeof buf, "shared %s of %s, %zu lanes: no bank conflict", op,
+                          array.name.c_str(), q.addrs.size());
+    } else {
+        const auto sectors = global_sectors(q);
+        std::set<std::uintptr_t> lines;
+        for (auto s : sectors) lines.insert(s / 4);
+        const std::size_t ideal = (q.addrs.size() * q.size + 31) / 32;
+        auto sector_offset = [&](std::uintptr_t s) {
+            return static_cast<long long>(s * 32) - static_cast<long long>(array.base);
+        };
+        std::string list = "[";
+        for (std::size_t i = 0; i < sectors.size(); ++i)
+            list += (i ? "," : "") + std::to_string(sector_offset(sectors[i]));
+        j += ",\"sectors\":" + list + "],\"lane_sector\":" + per_lane([&](unsigned l) {
+                 return std::lower_bound(sectors.begin(), sectors.end(), first[l] / 32) -
+                        sectors.begin();
+             }) +
+             ",\"lines\":" + std::to_string(lines.size()) +
+             ",\"ideal_sectors\":" + std::to_string(ideal);
+        std::snprintf(buf, sizeof buf,
+                      "global %s of %s, %zu lanes: %zu sectors of 32 bytes in %zu lines of 128 "
+                      "(%zu if coalesced)",
+                      op, array.name.c_str(), q.addrs.size(), sectors.size(), lines.size(), ideal);
+    }
+    d.message = buf;
+    d.detail = j + "}";
+    return d;
 }
 
 }  // namespace
@@ -534,6 +741,10 @@ void on_launch_end() {
         }
         report(d);
     }
+    // One picture per access line (the first kPicturesPerLaunch lines the launch's blocks ended
+    // with).
+    for (const auto& [pc, p] : g_pictures) report(picture_diagnostic(pc, p));
+    g_pictures.clear();
     if (all_slots > 0 && lowest_pc) {
         // One line per launch: warp execution efficiency over the memory instructions (the
         // instructions the emulator observes), placed at the most divergent one.
@@ -735,7 +946,7 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
     if (write && !shared) b.store_seq = r.sync_counter;  // for on_fence
     if (write && r.watch_writes && !shared) note_polled_store(a, size, pc);
     if (r.watch_reads && (!write || atomic)) note_read(a, size, pc, shared);
-    if (o.explain && (shared || alloc)) record_request(a, size, write, shared, pc);
+    if (o.explain && (shared || alloc)) record_request(a, size, write, place, pc);
     // Lockstep; and a spin-wait on a volatile or atomic word lets the other threads and
     // blocks run even without lockstep.
     if (o.lockstep || kind != Access::Plain) yield_to_scheduler();

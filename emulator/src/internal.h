@@ -81,6 +81,11 @@ struct Request {
     bool write = false;
     unsigned size = 0;
     std::vector<std::uintptr_t> addrs;
+    std::vector<std::uint8_t> lanes;  // the lane of each address
+    // The array the first lane touched, for the access picture: its allocation (global), or its
+    // offset in the block's shared window.
+    const struct Allocation* alloc = nullptr;
+    std::size_t shared_offset = 0;
 };
 
 // ------------------------------------------------------------------ CUDA threads

@@ -58,7 +58,8 @@ struct Diagnostic {
                            // "uninitialised-shared", "misaligned", "divergent-barrier",
                            // "skipped-barrier", "deadlock", "warp-mask", "memcpy",
                            // "launch", "cross-block-wait", "slow", "stuck", "trap",
-                           // "unsupported", "metric"
+                           // "unsupported", "metric", "access" (explain mode:
+                           // one warp's request at a line, its detail JSON, docs/emulator.md)
     std::string severity;  // "error", "warning", "info"
     std::string file;      // the learner's file (when known)
     int line = 0;
