@@ -58,10 +58,15 @@ const std::vector<MetricInfo>& metric_catalogue() {
          "compute-bound"},
         {"smsp__inst_executed.sum", "instructions executed",
          "warp instructions executed: fewer for the same work means less overhead"},
-        {"sm__sass_inst_executed_op_shared_ld.sum", "shared load instructions",
+        {"smsp__sass_inst_executed_op_shared_ld.sum", "shared load instructions",
          "warp-wide shared-memory load instructions executed"},
-        {"smsp__sass_inst_executed_op_global_atom.sum", "global atomic instructions",
-         "warp-wide atomic instructions on global memory (each serialises on its address)"},
+        {"smsp__sass_inst_executed_op_global_atom.sum", "global atomics (ATOM)",
+         "warp-wide global atomics whose old value is used: each waits for its answer"},
+        {"smsp__sass_inst_executed_op_global_red.sum", "global reductions (RED)",
+         "warp-wide global atomics whose old value is unused (atomicAdd as a statement): "
+         "fire and forget, but they still queue on a contended address"},
+        {"smsp__sass_inst_executed_op_shared_atom.sum", "shared atomics",
+         "warp-wide atomics on shared memory: privatized counters live here"},
     };
     return catalogue;
 }
