@@ -869,9 +869,12 @@ Checker::Profiled Checker::profile(const StepRef& ref, bool solution_file, const
         out.setup = ran.setup;
         return out;
     }
+    bool calling = false;  // the runner got as far as the step's calls
     for (const auto& e : events) {
         const std::string kind = e.value("event", "");
-        if (kind == ProfileCallEvent::kEvent) {
+        if (kind == "timing_start") {
+            calling = true;
+        } else if (kind == ProfileCallEvent::kEvent) {
             out.call = e.get<ProfileCallEvent>();
         } else if (kind == TimingErrorEvent::kEvent) {
             const auto t = e.get<TimingErrorEvent>();
@@ -884,8 +887,12 @@ Checker::Profiled Checker::profile(const StepRef& ref, bool solution_file, const
             out.internal_error = e.get<MessageEvent>().message;
         }
     }
-    if (!out.call && out.learner_error.empty() && out.usage_error.empty() &&
-        out.internal_error.empty()) {
+    const bool silent = !out.call && out.learner_error.empty() && out.usage_error.empty() &&
+                        out.internal_error.empty();
+    if (silent && calling && !child.timed_out) {
+        // it died inside the step's own calls (a crash in its host code, an exit())
+        out.learner_error = describe_end(child, 0);
+    } else if (silent) {
         std::string said;
         for (const auto& line : out.report.errors) said += (said.empty() ? "" : "; ") + line;
         if (child.timed_out)
