@@ -179,3 +179,39 @@ TEST_CASE("profile: ncu on one timed call of 01_vector_add/03_float4 sees a memo
         }
     }
 }
+
+// Every lesson's chosen metrics (lesson.json "profile") are ones this ncu knows: the last step of
+// each lesson, profiled with its reference solution, gives a number for each of them.
+TEST_CASE("profile: every lesson's chosen metrics come back from ncu", "[gpu][profile]") {
+    require_gpu();
+    const json doctor = check_json({"doctor", "--json"});
+    bool have_ncu = false;
+    for (const auto& c : doctor.at("checks"))
+        if (c.at("topic") == "ncu") have_ncu = c.at("status") == "ok";
+    if (!have_ncu) SKIP("no Nsight Compute (ncu) on this machine (CUDALINGS_NCU names one)");
+    std::map<std::string, std::string> last_step;  // lesson -> its last step
+    for (const auto& s : check_json({"list", "--json"}).at("steps")) {
+        const std::string step = s.at("step");
+        last_step[step.substr(0, step.find('/'))] = step;
+    }
+    REQUIRE(last_step.size() >= 9);
+    for (const auto& [lesson, step] : last_step) {
+        auto r = cudalings({"profile", step, "--solutions", "--json"});
+        INFO(step << ": exit " << r.code << "\nstdout:\n"
+                  << r.out.substr(0, 6000) << "\nstderr:\n"
+                  << r.err.substr(0, 3000));
+        if (r.code == 78 && r.out.find("profile-permission") != std::string::npos)
+            SKIP("ncu may not read this GPU's counters here (ERR_NVGPUCTRPERM)");
+        REQUIRE(r.code == 0);
+        const json j = json::parse(r.out);
+        CHECK(j.at("verified") == true);
+        CHECK(j.at("kernels").size() >= 1);
+        for (const auto& k : j.at("kernels")) {
+            CHECK(k.at("duration_ns").is_number());
+            for (const auto& m : k.at("metrics")) {
+                INFO(k.at("name") << ": " << m.at("name") << " = " << m.at("text"));
+                CHECK(m.at("value").is_number());
+            }
+        }
+    }
+}
