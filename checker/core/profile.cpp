@@ -189,7 +189,9 @@ double ncu_unit_scale(const std::string& unit) {
 }
 
 std::string ncu_short_kernel_name(const std::string& name) {
-    // "vector_add(const float *, float *, unsigned long)" -> "vector_add"; templates stay.
+    // "vector_add(const float *, float *, unsigned long)" -> "vector_add", and
+    // "void finish<256>(float *)" -> "finish<256>" (a template's return type); templates stay.
+    if (name.rfind("void ", 0) == 0) return ncu_short_kernel_name(name.substr(5));
     if (name.empty() || name.back() != ')') return name;
     int depth = 0;
     for (std::size_t i = name.size(); i-- > 0;) {

@@ -96,7 +96,7 @@ TEST_CASE("profile: ncu's raw CSV page becomes one profile per kernel", "[profil
     CHECK(k.number(metric::kDramPercent) == Catch::Approx(91.23));
     CHECK(k.number(metric::kOccupancy) == Catch::Approx(87.1));
     CHECK(k.find("lts__t_sector_hit_rate.pct")->unit == "%");
-    CHECK(r.kernels[1].name == "void finish<256>");
+    CHECK(r.kernels[1].name == "finish<256>");
     // "n/a" is no number: shown as ncu wrote it, never as 0
     const KernelProfile::Value* hit = r.kernels[1].find("lts__t_sector_hit_rate.pct");
     REQUIRE(hit);
@@ -297,4 +297,42 @@ TEST_CASE("profile CLI: arguments are checked before anything runs", "[profile][
     auto extra = test_support::cudalings({"profile", "01/03", "--colum", "x"});
     CHECK(extra.code == 2);
     CHECK_THAT(extra.err, ContainsSubstring("--column"));  // did you mean
+}
+
+TEST_CASE("profile: the text and the JSON show each kernel's summary and the chosen metrics",
+          "[profile]") {
+    ProfileOutcome p;
+    p.step = "01_vector_add/03_float4";
+    p.file = "solutions/01_vector_add/03_float4.cu";
+    p.gpu = "NVIDIA H200";
+    p.call.name = "n=2^28, uniform in [-1, 1)";
+    p.metrics = kMetrics;
+    p.report = parse_ncu_output(kTwoKernels);
+    const std::string text = render_profile(p, false);
+    INFO(text);
+    CHECK_THAT(text, ContainsSubstring("kernel 1 of 2: partial_sums"));
+    CHECK_THAT(text, ContainsSubstring("kernel 2 of 2: finish<256>  grid"));
+    CHECK_THAT(text, ContainsSubstring("grid (2112, 1, 1), block (256, 1, 1)"));
+    CHECK_THAT(text, ContainsSubstring("265.4 us"));
+    CHECK_THAT(text, ContainsSubstring("91.2% of peak, 4412 GB/s"));
+    CHECK_THAT(text, ContainsSubstring("87.1%"));
+    CHECK_THAT(text, ContainsSubstring("L2 hit rate"));
+    CHECK_THAT(text, ContainsSubstring(std::string(find_metric(kMetrics[0])->meaning)));
+    CHECK_THAT(text, ContainsSubstring("n/a"));  // kernel 2's hit rate, as ncu wrote it
+    CHECK_THAT(text, !ContainsSubstring("output was wrong"));
+    p.call.verified = false;
+    p.call.failure.reason = "values";
+    CHECK_THAT(render_profile(p, false), ContainsSubstring("output was wrong (values)"));
+
+    const nlohmann::json j = profile_json(p);
+    REQUIRE(j.at("kernels").size() == 2);
+    const auto& k = j["kernels"][0];
+    CHECK(k.at("name") == "partial_sums");
+    CHECK(k.at("duration_ns").get<double>() == Catch::Approx(265408));
+    CHECK(k.at("dram_throughput_pct").get<double>() == Catch::Approx(91.23));
+    CHECK(k.at("achieved_occupancy_pct").get<double>() == Catch::Approx(87.1));
+    REQUIRE(k.at("metrics").size() == 1);
+    CHECK(k["metrics"][0].at("value").get<double>() == Catch::Approx(12.5));
+    CHECK(j["kernels"][1]["metrics"][0].at("value").is_null());
+    CHECK(j.at("verified") == false);
 }
