@@ -216,7 +216,10 @@ ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
     try {
         sample = time_one(learner, s);
     } catch (...) {
-        end();
+        try {  // the learner's error is the news; the profiler's stop after it is not
+            end();
+        } catch (...) {
+        }
         throw;
     }
     end();
