@@ -88,6 +88,7 @@ Command add_reset_command(CLI::App& app, Options& o);
 Command add_watch_command(CLI::App& app, Options& o);
 Command add_report_command(CLI::App& app, Options& o);
 Command add_sass_command(CLI::App& app, Options& o);
+Command add_profile_command(CLI::App& app, Options& o);
 // `cudalings --version` (and `cudalings version`): the text, or JSON.
 int print_version(const Options& o);
 

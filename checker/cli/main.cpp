@@ -9,11 +9,13 @@
 //   cudalings doctor                   is this machine ready?
 //   cudalings report                   an HTML page: staircases, progress
 //   cudalings sass STEP                what the compiler made of a step (SASS, or PTX)
+//   cudalings profile STEP             Nsight Compute on one timed call of a step
 //   cudalings grade SUBMISSION...      many submissions in one batch
 //   cudalings dev check                the course's own consistency (lesson authors, CI)
 //   cudalings --version
 //
-// Exit codes: 0 pass, 1 fail, 2 usage, 77 no GPU (it compiled; nothing else could run).
+// Exit codes: 0 pass, 1 fail, 2 usage, 77 no GPU (it compiled; nothing else could run),
+// 78 the machine's setup (profile: no ncu, no permission to the GPU's counters).
 // Each command lives in its own file (cli.h lists them); this file parses and dispatches.
 #include <unistd.h>
 
@@ -83,10 +85,10 @@ int main(int argc, char** argv) {
     app.add_flag("--version", version, "the checker's version");
 
     const std::vector<Command> commands{
-        add_list_command(app, o),    add_check_command(app, o), add_watch_command(app, o),
-        add_hint_command(app, o),    add_reset_command(app, o), add_doctor_command(app, o),
-        add_report_command(app, o),  add_sass_command(app, o),  add_grade_command(app, o),
-        add_version_command(app, o), add_dev_command(app, o)};
+        add_list_command(app, o),   add_check_command(app, o),   add_watch_command(app, o),
+        add_hint_command(app, o),   add_reset_command(app, o),   add_doctor_command(app, o),
+        add_report_command(app, o), add_sass_command(app, o),    add_profile_command(app, o),
+        add_grade_command(app, o),  add_version_command(app, o), add_dev_command(app, o)};
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

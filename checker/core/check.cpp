@@ -810,6 +810,104 @@ void Checker::sanitize(const LessonInfo& lesson, const StepInfo& step, const std
         report.sanitizer_note = "memcheck, racecheck, initcheck and synccheck found nothing";
 }
 
+Checker::Profiled Checker::profile(const StepRef& ref, bool solution_file, const std::string& ncu,
+                                   const std::vector<std::string>& metrics,
+                                   const std::string& column) {
+    const LessonInfo& lesson = manifest_.lessons.at(ref.lesson);
+    const StepInfo& step = lesson.steps.at(ref.step);
+    Profiled out;
+    out.build.step = step_name(manifest_, ref);
+    out.build.file = paths_.step_file(lesson, step, solution_file);
+    out.build.seed = options_.seed;
+    if (::access(out.build.file.c_str(), R_OK) != 0) {
+        out.build.verdict = Verdict::CompileError;
+        out.build.reason = "the file " + out.build.file + " is missing or unreadable";
+        return out;
+    }
+    std::string object;
+    out.built = compile(lesson, step, out.build.file, solution_file, out.build, object);
+    if (!out.built) {
+        if (out.build.verdict == Verdict::SetupError)
+            out.setup = SetupProblem{out.build.reason, "", ""};
+        return out;
+    }
+    std::string error;
+    const std::string checks = lesson_checks(lesson, false, false, &error);
+    if (checks.empty()) {
+        out.internal_error = error;
+        return out;
+    }
+    const std::string dir = paths_.state_dir + "/profile";
+    if (!make_dirs(dir)) {
+        out.setup = cannot_create_directory(dir, errno);
+        return out;
+    }
+    PrivateDir work(dir);
+    if (!work.ok()) {
+        out.setup = cannot_create_directory(dir, errno);
+        return out;
+    }
+    const std::string log = work.path() + "/ncu.log";
+    std::vector<std::string> program{
+        paths_.runner(), "profile", "--checks", checks,   "--problem",
+        step.problem,    "--step",  object,     "--seed", format_seed(options_.seed)};
+    if (step.timed_size)
+        program.insert(program.end(), {"--timed-size", std::to_string(step.timed_size)});
+    if (!column.empty()) program.insert(program.end(), {"--column", column});
+    say("ncu on one timed call of " + out.build.step);
+    ChildOptions o;
+    o.wall_seconds = std::max(600.0, options_.runner_seconds);  // ncu replays every kernel
+    o.channel_idle_seconds = 0;
+    o.output_cap = 256 * 1024;
+    o.memory_limit = options_.host_memory_limit;
+    std::vector<json> events;
+    const auto command = ncu_command(ncu, metrics, log, program);
+    const ChildResult child = run_runner(command, o, events);
+    NcuRun ran = read_ncu_run(child, ncu, log);
+    out.report = std::move(ran.report);
+    if (ran.setup) {
+        out.setup = ran.setup;
+        return out;
+    }
+    bool calling = false;  // the runner got as far as the step's calls
+    for (const auto& e : events) {
+        const std::string kind = e.value("event", "");
+        if (kind == "timing_start") {
+            calling = true;
+        } else if (kind == ProfileCallEvent::kEvent) {
+            out.call = e.get<ProfileCallEvent>();
+        } else if (kind == TimingErrorEvent::kEvent) {
+            const auto t = e.get<TimingErrorEvent>();
+            out.learner_error = t.reason + ": " + t.detail;
+        } else if (kind == "load_error") {
+            out.learner_error = "cannot load the built step: " + e.get<MessageEvent>().message;
+        } else if (kind == "usage_error") {
+            out.usage_error = e.get<MessageEvent>().message;
+        } else if (kind == "internal_error") {
+            out.internal_error = e.get<MessageEvent>().message;
+        }
+    }
+    const bool silent = !out.call && out.learner_error.empty() && out.usage_error.empty() &&
+                        out.internal_error.empty();
+    if (silent && calling && !child.timed_out) {
+        // it died inside the step's own calls (a crash in its host code, an exit())
+        out.learner_error = describe_end(child, 0);
+    } else if (silent) {
+        std::string said;
+        for (const auto& line : out.report.errors) said += (said.empty() ? "" : "; ") + line;
+        if (child.timed_out)
+            said = "ncu did not finish within " + std::to_string(int(o.wall_seconds)) + " s";
+        else if (said.empty())
+            said = describe_end(child, 0) + (child.err.head.empty() ? "" : ": " + child.err.head);
+        // ncu ran and the runner said nothing: the profiler's trouble, not the step's
+        out.setup = SetupProblem{"ncu could not profile the step (" + said + ")",
+                                 "`cudalings doctor` checks the tools; run the same step with "
+                                 "`cudalings check` to see that it runs",
+                                 "profile-ncu-failed"};
+    }
+    return out;
+}
+
 StepReport Checker::check(const StepRef& ref, bool solution_file) {
     auto start = Clock::now();
     const LessonInfo& lesson = manifest_.lessons.at(ref.lesson);

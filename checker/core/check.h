@@ -18,6 +18,7 @@
 #include "course.h"
 #include "devcheck.h"
 #include "manifest.h"
+#include "profile.h"
 #include "report.h"
 #include "sanitize.h"
 #include "setup.h"
@@ -94,6 +95,22 @@ class Checker {
         std::vector<TimingResult> timings;
     };
     BaselineTiming time_baseline(const LessonInfo& lesson, const BaselineInfo& baseline);
+
+    // `cudalings profile` (profile.h): the step built as check builds it (the same cache), then
+    // the runner's profile command (a warm-up call, then one timed call, on the timed case of
+    // `column`, the first when empty) under ncu (`ncu` is its path) with `metrics`.
+    struct Profiled {
+        StepReport build;  // when it did not build: the verdict, the reason, the compiler output
+        bool built = false;
+        std::optional<SetupProblem> setup;  // the machine's problem (never the learner's)
+        std::string usage_error;            // no timed case has that column
+        std::string learner_error;          // the step's call failed (a CUDA error, with why)
+        std::string internal_error;         // the checker's own fault
+        std::optional<ProfileCallEvent> call;
+        NcuReport report;
+    };
+    Profiled profile(const StepRef& step, bool solution_file, const std::string& ncu,
+                     const std::vector<std::string>& metrics, const std::string& column);
 
     // What a lesson's checks register (for `dev check`): both builds (for the emulator and for
     // the GPU, compile-only without one) must define the same problems; the baselines come from

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "hash.h"
+#include "profile.h"
 #include "verdict.h"
 
 namespace fs = std::filesystem;
@@ -131,6 +132,25 @@ void check_links(const std::string& root, const LessonInfo& lesson,
     }
 }
 
+void check_profile(const LessonInfo& lesson, std::vector<DevFinding>& found) {
+    const std::string part = "checks/" + lesson.id + "/lesson.json";
+    const auto summary = summary_metrics();
+    std::vector<std::string> seen;
+    for (const auto& m : lesson.profile_metrics) {
+        if (!find_metric(m))
+            found.push_back({"profile", part,
+                             "profile metric \"" + m +
+                                 "\" has no meaning in the course's catalogue "
+                                 "(checker/core/profile.cpp): add it there with its line"});
+        else if (has(summary, m))
+            found.push_back({"profile", part,
+                             "profile metric \"" + m + "\" is in every profile's summary already"});
+        if (has(seen, m))
+            found.push_back({"profile", part, "profile metric \"" + m + "\" is listed twice"});
+        seen.push_back(m);
+    }
+}
+
 }  // namespace
 
 std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manifest,
@@ -165,6 +185,7 @@ std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manif
         }
         check_fixtures(root, lesson, found);
         check_links(root, lesson, found);
+        check_profile(lesson, found);
     }
     return found;
 }

@@ -7,6 +7,8 @@
 //   baselines  every baseline names a problem of the lesson and is registered by its baselines
 //   fixtures   every fixture has a valid header (a verdict, an existing step, known keys)
 //   links      lesson READMEs link only to files inside the course
+//   profile    every metric a lesson chooses for `cudalings profile` is one the course explains
+//              (profile.h's catalogue), none twice, none of the summary's
 #pragma once
 
 #include <functional>
@@ -19,7 +21,7 @@
 namespace cudalings {
 
 struct DevFinding {
-    std::string rule;  // "files", "hints", "problems", "baselines", "fixtures", "links"
+    std::string rule;  // "files", "hints", "problems", "baselines", "fixtures", "links", "profile"
     std::string file;  // what to fix, relative to the course root
     std::string message;
 };

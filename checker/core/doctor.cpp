@@ -17,6 +17,7 @@
 #include "emulate.h"
 #include "hash.h"
 #include "pristine.h"
+#include "profile.h"
 #include "setup.h"
 #include "supervise.h"
 
@@ -190,7 +191,7 @@ DoctorFacts gather_facts(const DoctorContext& c) {
     const std::string cmake = run_for_output({"cmake", "--version"});
     if (std::regex_search(cmake, m, cmake_version)) f.cmake_version = m[1];
     f.sanitizer = find_cuda_tool(f.nvcc, "compute-sanitizer");
-    f.ncu = find_cuda_tool(f.nvcc, "ncu");
+    f.ncu = find_ncu(f.nvcc);  // the lookup `cudalings profile` uses
     f.cuobjdump = find_cuda_tool(f.nvcc, "cuobjdump");
     f.memory_cgroups = memory_cgroups_available();
     // The emulator's parts.
@@ -310,8 +311,8 @@ std::vector<DoctorLine> diagnose(const DoctorFacts& f) {
         add("compute-sanitizer", Health::Ok, f.sanitizer);
     if (f.ncu.empty())
         add("ncu", Health::Warning, "Nsight Compute (ncu) not found",
-            "profiling a step (ncu --clock-control none) needs it: install Nsight Compute "
-            "(e.g. cuda-nsight-compute-13-0)",
+            "`cudalings profile` (ncu --clock-control none) needs it: install Nsight Compute "
+            "(e.g. cuda-nsight-compute-13-0) or set CUDALINGS_NCU",
             "tools");
     else
         add("ncu", Health::Ok, f.ncu);

@@ -68,6 +68,16 @@ LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>
         b.title = jb.value("title", b.name);
         lesson.baselines.push_back(b);
     }
+    if (jl.contains("profile")) {
+        const auto& jp = jl.at("profile");
+        const char* shape = ": \"profile\" must read {\"metrics\": [\"ncu metric name\", ...]}";
+        if (!jp.is_object() || !jp.contains("metrics") || !jp.at("metrics").is_array())
+            throw std::runtime_error(where + shape);
+        for (const auto& m : jp.at("metrics")) {
+            if (!m.is_string()) throw std::runtime_error(where + shape);
+            lesson.profile_metrics.push_back(m.get<std::string>());
+        }
+    }
     if (lesson.steps.empty())
         throw std::runtime_error(where + ": lesson " + lesson.id + " has no steps");
     return lesson;

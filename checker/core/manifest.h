@@ -40,6 +40,9 @@ struct LessonInfo {
     std::string problem;  // the default problem of its steps: "vector_add"
     std::vector<StepInfo> steps;
     std::vector<BaselineInfo> baselines;
+    // `cudalings profile`: the metrics the lesson chooses ("profile": {"metrics": [...]}),
+    // shown after every profile's summary; empty: the core's defaults (profile.h).
+    std::vector<std::string> profile_metrics;
 };
 
 struct Manifest {

@@ -159,6 +159,20 @@ struct MessageEvent {
 // Markers without a payload: call_start, call_end (the learner's host function), timing_start,
 // tick (a heartbeat during timing), done.
 
+// The one call `cudalings-runner profile` ran for a profiler (event "profile_call"): which
+// timed case, and whether its output was right (a profile of a wrong answer says so).
+struct ProfileCallEvent {
+    static constexpr const char* kEvent = "profile_call";
+    std::string column;  // the timed case's column ("" when the problem has one)
+    std::string name;    // the case: "n=2^28, uniform in [-1, 1)"
+    std::string problem;
+    std::string size;
+    std::uint64_t n = 0;
+    double bytes = 0;  // minimal bytes moved per call (reads + writes)
+    bool verified = true;
+    CaseResult failure;  // why the output was wrong
+};
+
 // A problem of a lesson's checks as `cudalings-runner list` describes it (for `dev check`).
 struct ProblemListing {
     std::string name, symbol;
@@ -188,6 +202,7 @@ CUDALINGS_JSON(CaseStartEvent, index, name, n, size)
 CUDALINGS_JSON(TimingErrorEvent, reason, detail)
 CUDALINGS_JSON(AbortEvent, reason)
 CUDALINGS_JSON(MessageEvent, event, message)
+CUDALINGS_JSON(ProfileCallEvent, column, name, problem, size, n, bytes, verified, failure)
 CUDALINGS_JSON(ProblemListing, name, symbol, cases, timed, timed_columns)
 CUDALINGS_JSON(ChecksListing, problems, baselines)
 #undef CUDALINGS_JSON

@@ -33,6 +33,9 @@ inline constexpr int pass = 0;
 inline constexpr int fail = 1;
 inline constexpr int usage = 2;
 inline constexpr int no_gpu = 77;
+// The machine cannot do what was asked (a tool missing, no permission): its setup, never the
+// learner's code (`cudalings profile`).
+inline constexpr int setup = 78;
 }  // namespace exit_code
 
 // Exit code for a set of step verdicts: 0 when all passed, 77 when nothing failed but

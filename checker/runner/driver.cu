@@ -233,4 +233,28 @@ cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* re
     return out;
 }
 
+cudalings::ProfileCallEvent Driver::profile_case(const kit::Case& c, void* fn, kit::u64 seed,
+                                                 std::size_t l2_bytes,
+                                                 const std::function<void()>& begin,
+                                                 const std::function<void()>& end) {
+    kit::Setup setup;
+    setup.stream = stream_;
+    setup.seed = seed;
+    TimedProblem run(problem_.make(c, setup), fn, nullptr);
+    run.problem().expect();
+    poison(run.problem());
+    dev::sync_device();
+    const ProfiledCall call = profile_call(run, stream_, l2_bytes, begin, end);
+    cudalings::ProfileCallEvent out;
+    out.column = c.column;
+    out.name = c.label();
+    out.problem = problem_.name;
+    out.n = c.n();
+    out.size = c.shape.text();
+    out.bytes = run.problem().traffic().bytes;
+    out.verified = call.verified;
+    fill(out.failure, call.failure);
+    return out;
+}
+
 }  // namespace runner

@@ -40,6 +40,12 @@ class Driver {
     cudalings::TimingResult time_case(const kit::Case& c, void* fn, void* reference, kit::u64 seed,
                                       std::size_t l2_bytes, const std::function<void()>& tick);
 
+    // One call of `fn` on a timed case for a profiler (timing.h, profile_call).
+    cudalings::ProfileCallEvent profile_case(const kit::Case& c, void* fn, kit::u64 seed,
+                                             std::size_t l2_bytes,
+                                             const std::function<void()>& begin,
+                                             const std::function<void()>& end);
+
   private:
     // Runs the learner's host function, then synchronizes the whole device.
     void call(const std::function<cudaError_t()>& f);

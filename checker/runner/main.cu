@@ -15,6 +15,10 @@
 //                          [--timed-size N] [--max-n N] [--exact-inputs]
 //   cudalings-runner baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME
 //                             --name BASELINE --seed HEX [--timed-size N]
+//   cudalings-runner profile --checks CHECKS.so --problem NAME --step FILE.so --seed HEX
+//                            [--timed-size N] [--column NAME]
+//       one warm-up call, then one timed call between cudaProfilerStart and cudaProfilerStop
+//       (`cudalings profile` runs it under `ncu --profile-from-start off`)
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -27,6 +31,10 @@
 #include <cstring>
 #include <string>
 #include <vector>
+
+#ifndef CUDALINGS_EMULATOR
+#include <cuda_profiler_api.h>
+#endif
 
 #include "../core/hash.h"
 #include "../core/protocol.h"
@@ -166,6 +174,7 @@ int copy_bandwidth() {
 
 struct CheckArgs {
     std::string checks, baselines, problem, step, reference, baseline;
+    std::string column;  // profile: the timed case's column ("": the first)
     std::uint64_t seed = 0;
     int first_case = 0;
     bool time = false;
@@ -339,6 +348,55 @@ int baseline(const CheckArgs& args) {
     return 0;
 }
 
+#ifndef CUDALINGS_EMULATOR
+// One timed call of the step on one timed case (the one of `--column`, else the first), after a
+// warm-up call, with the profiler on around that call only: every kernel the call launches is
+// profiled, the warm-up's, the fresh inputs' and the L2 flush's are not.
+int profile(const CheckArgs& args) {
+    const kit::ProblemInfo* problem = find_problem(args);
+    if (!problem) return 1;
+    dev::Properties props = dev::probe();
+    if (props.count == 0) {
+        emit_message("internal_error", "no GPU");
+        return 1;
+    }
+    cudaStream_t stream = dev::create_stream();
+    std::string error;
+    void* fn = load_symbol(args.step, problem->symbol.c_str(), &error);
+    if (!fn) {
+        emit_message("load_error", error);
+        return 0;
+    }
+    runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
+    const auto timed = driver.timed_cases(args.timed_size);
+    const kit::Case* chosen = nullptr;
+    std::string columns;
+    for (const kit::Case& c : timed) {
+        if (!chosen && (args.column.empty() || c.column == args.column)) chosen = &c;
+        columns += (columns.empty() ? "" : ", ") + (c.column.empty() ? c.label() : c.column);
+    }
+    if (!chosen) {
+        emit_message("usage_error", timed.empty()
+                                        ? "problem " + problem->name + " has no timed case"
+                                        : "no timed case has the column \"" + args.column +
+                                              "\"; its columns: " + columns);
+        return 0;
+    }
+    emit_event("timing_start");
+    try {
+        emit(event_json(driver.profile_case(
+            *chosen, fn, args.seed ^ 0x7157ull, props.l2_bytes,
+            [] { DEV_CHECK(cudaProfilerStart()); }, [] { DEV_CHECK(cudaProfilerStop()); })));
+    } catch (const runner::LearnerError& e) {
+        emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
+        return 0;
+    }
+    emit_event("done");
+    dev::destroy_stream(stream);
+    return 0;
+}
+#endif
+
 // After a check has said everything on the channel, leave without the CUDA runtime's orderly
 // tear-down of the context: the driver releases the same resources when the process ends, and
 // the checker waits for this process before it reports, so the exit is part of every check's
@@ -361,6 +419,8 @@ int leave(int code) {
                  "[--max-n N] [--exact-inputs]\n"
                  "       baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME "
                  "--name BASELINE --seed HEX [--timed-size N]\n"
+                 "       profile --checks CHECKS.so --problem NAME --step FILE.so --seed HEX "
+                 "[--timed-size N] [--column NAME]\n"
                  "(the runner is started by `cudalings check`; results go to fd 3)\n",
                  why);
     std::exit(2);
@@ -383,7 +443,8 @@ int main(int argc, char** argv) {
     try {
         if (command == "probe") return probe();
         if (command == "copy-bandwidth") return copy_bandwidth();
-        if (command != "check" && command != "baseline" && command != "list")
+        if (command != "check" && command != "baseline" && command != "list" &&
+            command != "profile")
             usage("unknown command");
         CheckArgs args;
         for (int i = 2; i < argc; ++i) {
@@ -414,6 +475,8 @@ int main(int argc, char** argv) {
                 args.time = true;
             else if (a == "--name")
                 args.baseline = value();
+            else if (a == "--column")
+                args.column = value();
             else if (a == "--max-n")
                 args.max_n = std::strtoull(value().c_str(), nullptr, 10);
             else
@@ -426,7 +489,14 @@ int main(int argc, char** argv) {
                 usage("baseline needs --problem, --baselines and --name");
             return leave(baseline(args));
         }
-        if (args.problem.empty() || args.step.empty()) usage("check needs --problem and --step");
+        if (args.problem.empty() || args.step.empty())
+            usage((command + " needs --problem and --step").c_str());
+#ifndef CUDALINGS_EMULATOR
+        // The ordinary exit: the profiler's own tear-down runs (its results are complete)
+        if (command == "profile") return profile(args);
+#else
+        if (command == "profile") usage("profile needs the GPU runner");
+#endif
         return leave(check(args));
     } catch (const dev::Error& e) {
         emit_message("internal_error", e.what());

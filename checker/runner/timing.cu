@@ -204,6 +204,32 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     return t;
 }
 
+ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
+                          const std::function<void()>& begin, const std::function<void()>& end) {
+    L2Flush flush(l2_bytes);
+    auto learner = [&](cudaStream_t st) { return run.learner(st); };
+    time_one(learner, s);  // warm-up: the first launch's costs are paid outside the profile
+    run.refresh(s, 0x5eed0000ull);
+    flush.run(s);
+    begin();
+    Sample sample;
+    try {
+        sample = time_one(learner, s);
+    } catch (...) {
+        try {  // the learner's error is the news; the profiler's stop after it is not
+            end();
+        } catch (...) {
+        }
+        throw;
+    }
+    end();
+    ProfiledCall out;
+    out.on_stream_us = sample.on_stream_us;
+    out.failure = run.verify_learner(s);
+    out.verified = out.failure.pass();
+    return out;
+}
+
 double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us) {
     const std::size_t bytes = std::size_t{1} << 30;
     dev::Array<unsigned char> src(bytes), dst(bytes);

@@ -61,6 +61,18 @@ struct PairTiming {
 PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference,
                      const std::function<void()>& tick = {});
 
+// One timed call for a profiler (`cudalings profile`): a warm-up call, fresh inputs, a cold L2
+// (as before every timed sample), then the call alone between `begin` and `end` (the runner
+// turns the profiler on and off there, so every kernel the call launches is profiled and nothing
+// else), then its output verified. Throws LearnerError when a learner call fails.
+struct ProfiledCall {
+    bool verified = true;
+    kit::Outcome failure;
+    double on_stream_us = 0;  // the call's time on the stream (under the profiler: not a timing)
+};
+ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
+                          const std::function<void()>& begin, const std::function<void()>& end);
+
 // Device-to-device copy bandwidth in GB/s counting bytes read plus written (1 GiB copies).
 double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us);
 

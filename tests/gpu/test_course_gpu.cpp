@@ -152,3 +152,78 @@ TEST_CASE("every bad submission fixture gets its expected verdict, twice in one 
     INFO(groups.size() << " batches, " << side_by_side << " untimed ones side by side");
     CHECK(checked >= (only.empty() ? 40 : 1));
 }
+
+// `cudalings profile` for real: ncu (--clock-control none) on one timed call of lesson 01's
+// float4 solution, a kernel that streams memory, so DRAM is busy for most of it.
+TEST_CASE("profile: ncu on one timed call of 01_vector_add/03_float4 sees a memory-bound kernel",
+          "[gpu][profile]") {
+    require_gpu();
+    // Whether ncu is here, as `cudalings doctor` (the same lookup as profile's) sees it.
+    const json doctor = check_json({"doctor", "--json"});
+    bool have_ncu = false;
+    for (const auto& c : doctor.at("checks"))
+        if (c.at("topic") == "ncu") have_ncu = c.at("status") == "ok";
+    if (!have_ncu) SKIP("no Nsight Compute (ncu) on this machine (CUDALINGS_NCU names one)");
+    auto r = cudalings({"profile", "01_vector_add/03_float4", "--solutions", "--json"});
+    INFO("exit " << r.code << "\nstdout:\n"
+                 << r.out.substr(0, 6000) << "\nstderr:\n"
+                 << r.err.substr(0, 3000));
+    if (r.code == 78 && r.out.find("profile-permission") != std::string::npos)
+        SKIP("ncu may not read this GPU's counters here (ERR_NVGPUCTRPERM)");
+    REQUIRE(r.code == 0);
+    const json j = json::parse(r.out);
+    CHECK(j.at("status") == "ok");
+    CHECK(j.at("verified") == true);
+    REQUIRE(j.at("kernels").size() >= 1);
+    for (const auto& k : j["kernels"]) {
+        INFO(k.dump(2));
+        REQUIRE(k.at("duration_ns").is_number());
+        CHECK(k["duration_ns"].get<double>() > 0);
+        REQUIRE(k.at("dram_throughput_pct").is_number());
+        CHECK(k["dram_throughput_pct"].get<double>() > 50);
+        REQUIRE(k.at("dram_bytes_per_second").is_number());
+        CHECK(k["dram_bytes_per_second"].get<double>() > 0);
+        REQUIRE(k.at("achieved_occupancy_pct").is_number());
+        // the lesson's chosen metrics came back as numbers
+        for (const auto& m : k.at("metrics")) {
+            INFO(m.at("name"));
+            CHECK(m.at("value").is_number());
+        }
+    }
+}
+
+// Every lesson's chosen metrics (lesson.json "profile") are ones this ncu knows: the last step of
+// each lesson, profiled with its reference solution, gives a number for each of them.
+TEST_CASE("profile: every lesson's chosen metrics come back from ncu", "[gpu][profile]") {
+    require_gpu();
+    const json doctor = check_json({"doctor", "--json"});
+    bool have_ncu = false;
+    for (const auto& c : doctor.at("checks"))
+        if (c.at("topic") == "ncu") have_ncu = c.at("status") == "ok";
+    if (!have_ncu) SKIP("no Nsight Compute (ncu) on this machine (CUDALINGS_NCU names one)");
+    std::map<std::string, std::string> last_step;  // lesson -> its last step
+    for (const auto& s : check_json({"list", "--json"}).at("steps")) {
+        const std::string step = s.at("step");
+        last_step[step.substr(0, step.find('/'))] = step;
+    }
+    REQUIRE(last_step.size() >= 9);
+    for (const auto& [lesson, step] : last_step) {
+        auto r = cudalings({"profile", step, "--solutions", "--json"});
+        INFO(step << ": exit " << r.code << "\nstdout:\n"
+                  << r.out.substr(0, 6000) << "\nstderr:\n"
+                  << r.err.substr(0, 3000));
+        if (r.code == 78 && r.out.find("profile-permission") != std::string::npos)
+            SKIP("ncu may not read this GPU's counters here (ERR_NVGPUCTRPERM)");
+        REQUIRE(r.code == 0);
+        const json j = json::parse(r.out);
+        CHECK(j.at("verified") == true);
+        CHECK(j.at("kernels").size() >= 1);
+        for (const auto& k : j.at("kernels")) {
+            CHECK(k.at("duration_ns").is_number());
+            for (const auto& m : k.at("metrics")) {
+                INFO(k.at("name") << ": " << m.at("name") << " = " << m.at("text"));
+                CHECK(m.at("value").is_number());
+            }
+        }
+    }
+}

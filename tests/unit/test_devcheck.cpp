@@ -97,6 +97,27 @@ TEST_CASE("dev check: every baseline is registered by the lesson's baselines", "
     CHECK(course.only("baselines").file == "checks/01_demo/baselines.cu");
 }
 
+TEST_CASE("dev check: a lesson's profile metrics are ones the course explains", "[devcheck]") {
+    DemoCourse course;
+    const auto lesson = [&](const std::string& metrics) {
+        course.write("checks/01_demo/lesson.json",
+                     R"({"id": "01_demo", "problem": "demo",
+                         "steps": [{"id": "01_a", "hint": "h"}, {"id": "02_b", "hint": "h"}],
+                         "baselines": [{"name": "cub"}], "profile": {"metrics": [)" +
+                         metrics + "]}}");
+    };
+    lesson(R"("lts__t_sector_hit_rate.pct", "dram__bytes_read.sum")");
+    CHECK(course.check().empty());
+    lesson(R"("lts__t_sector_hit_rate.pct", "sm__made_up_counter.sum")");
+    const DevFinding unknown = course.only("profile");
+    CHECK(unknown.file == "checks/01_demo/lesson.json");
+    CHECK_THAT(unknown.message, Catch::Matchers::ContainsSubstring("sm__made_up_counter.sum"));
+    lesson(R"("lts__t_sector_hit_rate.pct", "lts__t_sector_hit_rate.pct")");
+    CHECK_THAT(course.only("profile").message, Catch::Matchers::ContainsSubstring("twice"));
+    lesson(R"("gpu__time_duration.sum")");
+    CHECK_THAT(course.only("profile").message, Catch::Matchers::ContainsSubstring("summary"));
+}
+
 TEST_CASE("dev check: every fixture has a valid header", "[devcheck]") {
     DemoCourse course;
     course.write("checks/01_demo/fixtures/bad.cu", "// expect: WORNG\n");
