@@ -535,7 +535,8 @@ std::vector<std::string> Checker::runner_argv([[maybe_unused]] const LessonInfo&
     bool want_timing = options_.timing && step.timed;
     if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
         argv[0] = emulated_runner();
-        argv.insert(argv.end(), {"--max-n", std::to_string(kEmulatedMaxN)});
+        argv.insert(argv.end(), {"--max-n", std::to_string(kEmulatedMaxN), "--large-n",
+                                 std::to_string(kEmulatedLargeN)});
         want_timing = has_reference = false;
     }
     if (has_reference) argv.insert(argv.end(), {"--reference", reference});
@@ -1235,8 +1236,9 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     emulating_ = false;
     report.notes.push_back(
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
-        " only, blocks in a shuffled order, 4 at a time. Not checked here: larger sizes (an "
-        "index that overflows 32 bits, a grid or a last pass that only larger sizes reach), "
+        " with every check, then one case of up to " + format_size(kEmulatedLargeN) +
+        " for its values only, blocks in a shuffled order, 4 at a time. Not checked here: "
+        "larger sizes (an index that overflows 32 bits, a grid dimension over its limit), "
         "timing, and weak memory (the emulator is sequentially consistent: a missing "
         "__threadfence shows only as a race); a GPU checks those");
     conclude(report);

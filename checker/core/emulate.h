@@ -16,6 +16,12 @@ inline constexpr const char* kEmulatedLabel =
 // thread in tens of nanoseconds, a GPU runs billions per second.
 inline constexpr unsigned long long kEmulatedMaxN = (1ull << 16) + 3;
 
+// ... and when every one of those passed, one larger case runs for its values only (the race
+// checks off, bounds on): the largest of the lesson's cases up to this size, else its first
+// bigger case cut down to it. 2^20 + 1025 elements is where a grid, a final pass or a second
+// level sized for the small cases runs out (1024 tiles or partial sums and one more).
+inline constexpr unsigned long long kEmulatedLargeN = (1ull << 20) + 1025;
+
 // The hazard pass of a GPU check runs the cases up to this size on the emulator: every edge
 // case, and a few blocks' worth of elements.
 inline constexpr unsigned long long kHazardMaxN = (1ull << 12) + 3;

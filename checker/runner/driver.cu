@@ -126,6 +126,22 @@ std::vector<kit::Case> Driver::cases(kit::u64 max_n) const {
     return kept;
 }
 
+std::optional<kit::Case> Driver::large_case(kit::u64 max_n, kit::u64 large_n) const {
+    if (!max_n || large_n <= max_n) return std::nullopt;
+    std::optional<kit::Case> within, above;
+    for (const auto& c : problem_.cases()) {
+        if (c.n() <= max_n) continue;
+        if (c.n() <= large_n) {
+            if (!within || c.n() > within->n()) within = c;
+        } else if (!above) {
+            above = c.capped(large_n);
+        }
+    }
+    if (within) return within;
+    if (above && above->n() > max_n) return above;
+    return std::nullopt;
+}
+
 std::vector<kit::Case> Driver::timed_cases(kit::u64 timed_size) const {
     std::vector<kit::Case> timed = problem_.timed ? problem_.timed() : std::vector<kit::Case>{};
     if (timed_size)

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <string>
+#include <optional>
 #include <vector>
 
 #include "../core/protocol.h"
@@ -30,6 +31,10 @@ class Driver {
     // The problem's cases; with max_n > 0 (the emulator, the sanitizer) the cases above it are
     // left out, except the first of them, which runs capped to max_n.
     std::vector<kit::Case> cases(kit::u64 max_n) const;
+    // With cases(max_n), one more case above max_n and up to large_n (emulation's values-only
+    // case): the largest of the problem's cases in (max_n, large_n], else the first case above
+    // large_n cut down to it; none when the problem has no case above max_n.
+    std::optional<kit::Case> large_case(kit::u64 max_n, kit::u64 large_n) const;
     // The timed cases; timed_size > 0 sets the size of 1-D ones (a step's "timed_size").
     std::vector<kit::Case> timed_cases(kit::u64 timed_size) const;
 

@@ -180,6 +180,7 @@ struct CheckArgs {
     bool time = false;
     bool exact_inputs = false;     // compute-sanitizer runs: inputs without guard zones
     std::uint64_t max_n = 0;       // > 0: only cases up to this size (sanitizers, emulation)
+    std::uint64_t large_n = 0;     // emulation: one values-only case up to this size (see below)
     std::uint64_t timed_size = 0;  // > 0: the size of the timed cases (a step's timed_size)
 };
 
@@ -253,11 +254,36 @@ int check(const CheckArgs& args) {
         if (!reference) emit_message("warning", "reference: " + ref_error);
     }
     runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
-    const auto cases = driver.cases(args.max_n);
+    auto cases = driver.cases(args.max_n);
+    // Emulation's larger case (--large-n), last: it runs only when every smaller case passed,
+    // for its values, with the emulator's race checks off (bounds stay on), as those cost more
+    // than a million threads can afford. It catches what only larger sizes reach (a grid, a last
+    // pass or a second level sized for the small cases).
+    std::size_t large_at = cases.size();
+    if (args.large_n)
+        if (auto large = driver.large_case(args.max_n, args.large_n)) cases.push_back(*large);
     emit(event_json(CasesEvent{static_cast<int>(cases.size()), problem->name, problem->advice}));
     bool all_passed = true;
     for (std::size_t i = static_cast<std::size_t>(args.first_case); i < cases.size(); ++i) {
         const kit::Case& c = cases[i];
+        if (i == large_at && !(all_passed && args.first_case == 0)) {
+            CaseResult skipped;
+            skipped.index = static_cast<int>(i);
+            skipped.name = c.label();
+            skipped.n = c.n();
+            skipped.size = c.shape.text();
+            skipped.verdict = Verdict::Skipped;
+            skipped.reason = "not run: a smaller case already failed";
+            emit(event_json(skipped));
+            break;
+        }
+#ifdef CUDALINGS_EMULATOR
+        if (i == large_at) {
+            cudalings_emu::Options values_only = cudalings_emu::get_options();
+            values_only.check = values_only.explain = false;
+            cudalings_emu::set_options(values_only);
+        }
+#endif
         emit(event_json(CaseStartEvent{static_cast<int>(i), c.label(), c.n(), c.shape.text()}));
         CaseResult result;
         result.index = static_cast<int>(i);
@@ -297,6 +323,12 @@ int check(const CheckArgs& args) {
         }
 #ifdef CUDALINGS_EMULATOR  // the emulator's findings (races, bounds, deadlocks) with file:line
         runner::attach_emulator_findings(result);
+        // The larger case may be beyond what the emulator can run in its time: not a verdict.
+        if (i == large_at && result.verdict == Verdict::Timeout &&
+            result.reason.rfind("too slow under emulation", 0) == 0) {
+            result.verdict = Verdict::Skipped;
+            result.reason = "not checked: too slow to emulate at this size (a GPU runs it)";
+        }
 #endif
         all_passed = all_passed && result.verdict == Verdict::Pass;
         emit(event_json(result));
@@ -479,6 +511,8 @@ int main(int argc, char** argv) {
                 args.column = value();
             else if (a == "--max-n")
                 args.max_n = std::strtoull(value().c_str(), nullptr, 10);
+            else if (a == "--large-n")
+                args.large_n = std::strtoull(value().c_str(), nullptr, 10);
             else
                 usage(("unknown option " + a).c_str());
         }
