@@ -111,8 +111,9 @@ std::string size_pattern_hint(const std::vector<SizeOutcome>& outcomes, std::uin
         if (all_of_class(outcomes, at_least, t, in, out)) {
             if (t >= kLargeSize)
                 return "Only the large sizes (" + format_size(t) +
-                       " and up) fail: look for an index that overflows int, or a grid that does "
-                       "not cover every element (a grid-stride loop needs its stride).";
+                       " and up) fail: look for an index that overflows int, a grid that does "
+                       "not cover every element (a grid-stride loop needs its stride), or a "
+                       "second pass sized for small inputs (one block for every tile total).";
             const auto passing = std::count_if(outcomes.begin(), outcomes.end(),
                                                [](const SizeOutcome& o) { return o.passed; });
             if (passing >= 3)
