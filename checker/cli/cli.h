@@ -53,6 +53,10 @@ std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p);
 // The steps a command acts on: named, --all, or the next unfinished one.
 bool select_steps(const Options& o, const Manifest& m, const Progress& p,
                   std::vector<StepRef>& steps);
+// The course and the one step a command acts on (`sass`, `profile`): false, after saying why,
+// when there is no course or the selection is not exactly one step.
+bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Manifest& m,
+                   StepRef& step);
 // What `check` and `grade` share: limits, timing, the sanitizer, and the seed (the one asked
 // for, or a fresh one). False, after saying why, when the seed is not hexadecimal.
 bool check_options(const Options& o, CheckOptions& options);

@@ -144,6 +144,20 @@ std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p) {
     return std::nullopt;
 }
 
+bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Manifest& m,
+                   StepRef& step) {
+    if (!open_course(o, paths, m)) return false;
+    Progress progress(paths.state_dir + "/progress.json");
+    std::vector<StepRef> steps;
+    if (!select_steps(o, m, progress, steps)) return false;
+    if (steps.size() != 1) {
+        std::cerr << "cudalings: " << command << " takes one step\n";
+        return false;
+    }
+    step = steps[0];
+    return true;
+}
+
 // The steps a command acts on: named, --all, or the next unfinished one.
 bool select_steps(const Options& o, const Manifest& m, const Progress& p,
                   std::vector<StepRef>& steps) {

@@ -65,17 +65,11 @@ int finish(const Options& o, const std::string& step, const Ending& e, int code,
 int run_profile(const Options& o, const ProfileArgs& a) {
     CoursePaths paths;
     Manifest m;
-    if (!open_course(o, paths, m)) return exit_code::usage;
-    Progress progress(paths.state_dir + "/progress.json");
-    std::vector<StepRef> steps;
-    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
-    if (steps.size() != 1) {
-        std::cerr << "cudalings: profile takes one step\n";
-        return exit_code::usage;
-    }
-    const auto& lesson = m.lessons[steps[0].lesson];
-    const std::string step = step_name(m, steps[0]);
-    if (!lesson.steps[steps[0].step].timed)
+    StepRef ref;
+    if (!open_one_step(o, "profile", paths, m, ref)) return exit_code::usage;
+    const auto& lesson = m.lessons[ref.lesson];
+    const std::string step = step_name(m, ref);
+    if (!lesson.steps[ref.step].timed)
         return finish(o, step,
                       {"usage_error",
                        {},
@@ -116,7 +110,7 @@ int run_profile(const Options& o, const ProfileArgs& a) {
     if (!o.json && live_terminal(2))
         checker.set_progress_callback(
             [](const std::string& what) { std::cerr << "  " << what << "\r\033[K"; });
-    Checker::Profiled p = checker.profile(steps[0], o.solutions, ncu, metrics, a.column);
+    Checker::Profiled p = checker.profile(ref, o.solutions, ncu, metrics, a.column);
     if (!o.json && live_terminal(2)) std::cerr << "\r\033[K";
     if (p.setup) return finish(o, step, {"setup_error", {*p.setup}, ""}, exit_code::setup);
     if (!p.built) {

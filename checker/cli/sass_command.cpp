@@ -29,16 +29,10 @@ struct SassArgs {
 int run_sass(const Options& o, const SassArgs& a) {
     CoursePaths paths;
     Manifest m;
-    if (!open_course(o, paths, m)) return exit_code::usage;
-    Progress progress(paths.state_dir + "/progress.json");
-    std::vector<StepRef> steps;
-    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
-    if (steps.size() != 1) {
-        std::cerr << "cudalings: sass takes one step\n";
-        return exit_code::usage;
-    }
-    const auto& lesson = m.lessons[steps[0].lesson];
-    const auto& step = lesson.steps[steps[0].step];
+    StepRef ref;
+    if (!open_one_step(o, "sass", paths, m, ref)) return exit_code::usage;
+    const auto& lesson = m.lessons[ref.lesson];
+    const auto& step = lesson.steps[ref.step];
     CheckOptions options;
     options.emulate = true;  // no runner start is needed to learn the architecture
     Checker checker(paths, m, options);
@@ -86,7 +80,7 @@ int run_sass(const Options& o, const SassArgs& a) {
     std::error_code ec;
     fs::remove(out, ec);
     if (o.json) {
-        std::cout << versioned({{"step", step_name(m, steps[0])},
+        std::cout << versioned({{"step", step_name(m, ref)},
                                 {"file", source},
                                 {"arch", arch},
                                 {"kind", sass ? "sass" : "ptx"},

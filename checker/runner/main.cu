@@ -232,21 +232,39 @@ int list(const CheckArgs& args) {
     return 0;
 }
 
-int check(const CheckArgs& args) {
-    const kit::ProblemInfo* problem = find_problem(args);
-    if (!problem) return 1;
-    dev::Properties props = dev::probe();
-    if (props.count == 0) {
+// What `check` and `profile` start from: the problem, the GPU, a stream and the learner's
+// function. Returns -1 when all is there, else the runner's exit code (after saying why).
+struct LoadedStep {
+    const kit::ProblemInfo* problem = nullptr;
+    dev::Properties props;
+    cudaStream_t stream = nullptr;
+    void* fn = nullptr;
+};
+int load_step(const CheckArgs& args, LoadedStep& out) {
+    out.problem = find_problem(args);
+    if (!out.problem) return 1;
+    out.props = dev::probe();
+    if (out.props.count == 0) {
         emit_message("internal_error", "no GPU");
         return 1;
     }
-    cudaStream_t stream = dev::create_stream();
+    out.stream = dev::create_stream();
     std::string error;
-    void* fn = load_symbol(args.step, problem->symbol.c_str(), &error);
-    if (!fn) {
+    out.fn = load_symbol(args.step, out.problem->symbol.c_str(), &error);
+    if (!out.fn) {
         emit_message("load_error", error);
         return 0;
     }
+    return -1;
+}
+
+int check(const CheckArgs& args) {
+    LoadedStep step;
+    if (int code = load_step(args, step); code >= 0) return code;
+    const kit::ProblemInfo* problem = step.problem;
+    const dev::Properties& props = step.props;
+    cudaStream_t stream = step.stream;
+    void* fn = step.fn;
     void* reference = nullptr;
     if (!args.reference.empty()) {
         std::string ref_error;
@@ -385,20 +403,12 @@ int baseline(const CheckArgs& args) {
 // warm-up call, with the profiler on around that call only: every kernel the call launches is
 // profiled, the warm-up's, the fresh inputs' and the L2 flush's are not.
 int profile(const CheckArgs& args) {
-    const kit::ProblemInfo* problem = find_problem(args);
-    if (!problem) return 1;
-    dev::Properties props = dev::probe();
-    if (props.count == 0) {
-        emit_message("internal_error", "no GPU");
-        return 1;
-    }
-    cudaStream_t stream = dev::create_stream();
-    std::string error;
-    void* fn = load_symbol(args.step, problem->symbol.c_str(), &error);
-    if (!fn) {
-        emit_message("load_error", error);
-        return 0;
-    }
+    LoadedStep step;
+    if (int code = load_step(args, step); code >= 0) return code;
+    const kit::ProblemInfo* problem = step.problem;
+    const dev::Properties& props = step.props;
+    cudaStream_t stream = step.stream;
+    void* fn = step.fn;
     runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
     const auto timed = driver.timed_cases(args.timed_size);
     const kit::Case* chosen = nullptr;

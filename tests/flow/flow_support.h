@@ -60,6 +60,37 @@ inline std::string course_copy() {
     return root.string();
 }
 
+// A real headless browser run on the page at `file` with `flags` (e.g. "--dump-dom"):
+// `browser` false when none is installed (the caller skips), `ok` false when it failed; `home`
+// is its private profile folder (a screenshot can go there).
+struct BrowserRun {
+    bool browser = false, ok = false;
+    std::string out, home;
+};
+inline BrowserRun headless_browser(const std::string& file, std::vector<std::string> flags) {
+    BrowserRun run;
+    std::string browser;
+    for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
+        if (browser.empty()) browser = cudalings::find_program(name);
+    if (browser.empty()) return run;
+    run.browser = true;
+    run.home = temp_dir("browser");
+    cudalings::ChildOptions o;
+    o.wall_seconds = 120;
+    o.output_cap = 8 << 20;
+    o.env["HOME"] = run.home;
+    std::vector<std::string> argv{browser, "--headless", "--no-sandbox", "--disable-gpu",
+                                  "--user-data-dir=" + run.home};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    argv.push_back("file://" + file);
+    auto r = cudalings::run_supervised(argv, o);
+    run.ok = r.exited_ok();
+    run.out = r.out.head;
+    return run;
+}
+constexpr const char* kNoBrowser =
+    "no headless browser installed (Debian: apt-get install chromium)";
+
 inline void write(const std::string& path, const std::string& text) {
     std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }

@@ -200,21 +200,11 @@ TEST_CASE("check --explain draws a lesson step's accesses; report draws them fro
     CHECK(r.out.find("one warp per access line") == std::string::npos);
     CHECK(load_explained(state).count("08_transpose/03_shared_tile"));
     // A real browser's parse of the page: the diagrams are in its DOM.
-    std::string browser;
-    for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
-        if (browser.empty()) browser = find_program(name);
-    if (browser.empty()) SKIP("no headless browser installed (Debian: apt-get install chromium)");
-    ChildOptions o;
-    o.wall_seconds = 120;
-    o.output_cap = 8 << 20;
-    const std::string home = flow::temp_dir("browser");
-    o.env["HOME"] = home;
-    auto dom = run_supervised({browser, "--headless", "--no-sandbox", "--disable-gpu",
-                               "--user-data-dir=" + home, "--dump-dom", "file://" + out},
-                              o);
-    REQUIRE(dom.exited_ok());
-    const auto in_dom = access_svgs(dom.out.head);
+    const auto page = flow::headless_browser(out, {"--dump-dom"});
+    if (!page.browser) SKIP(flow::kNoBrowser);
+    REQUIRE(page.ok);
+    const auto in_dom = access_svgs(page.out);
     CHECK(in_dom.size() == svgs.size());
-    CHECK_THAT(dom.out.head, ContainsSubstring("32-way bank conflict"));
+    CHECK_THAT(page.out, ContainsSubstring("32-way bank conflict"));
     for (const auto& svg : in_dom) CHECK(count(svg, "<rect class=\"lane") == 32);
 }

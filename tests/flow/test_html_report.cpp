@@ -122,27 +122,15 @@ TEST_CASE("cudalings report writes a self-contained page that a browser opens", 
     CHECK(html.find("<link") == std::string::npos);
     CHECK(std::regex_search(html, std::regex(R"(https?://(?!www\.w3\.org/2000/svg))")) == false);
     // A real browser, where one is installed.
-    std::string browser;
-    for (const char* name : {"chromium", "chromium-browser", "google-chrome"})
-        if (browser.empty()) browser = find_program(name);
-    if (browser.empty()) SKIP("no headless browser installed (Debian: apt-get install chromium)");
-    ChildOptions o;
-    o.wall_seconds = 120;
-    o.output_cap = 8 << 20;
-    const std::string home = flow::temp_dir("browser");
-    o.env["HOME"] = home;
-    auto dom = run_supervised({browser, "--headless", "--no-sandbox", "--disable-gpu",
-                               "--user-data-dir=" + home, "--dump-dom", "file://" + out},
-                              o);
-    REQUIRE(dom.exited_ok());
+    const auto page = flow::headless_browser(out, {"--dump-dom"});
+    if (!page.browser) SKIP(flow::kNoBrowser);
+    REQUIRE(page.ok);
     // The browser's own parse of the page: the staircase's rows, its bars, its labels.
-    CHECK_THAT(dom.out.head, ContainsSubstring("data-lesson=\"01_vector_add\""));
-    CHECK_THAT(dom.out.head, ContainsSubstring("cub::DeviceTransform"));
-    CHECK_THAT(dom.out.head, ContainsSubstring("781.0 µs"));
-    auto shot = run_supervised(
-        {browser, "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir=" + home,
-         "--window-size=1000,1400", "--screenshot=" + home + "/report.png", "file://" + out},
-        o);
-    CHECK(shot.exited_ok());
-    CHECK(std::filesystem::file_size(home + "/report.png") > 10000);
+    CHECK_THAT(page.out, ContainsSubstring("data-lesson=\"01_vector_add\""));
+    CHECK_THAT(page.out, ContainsSubstring("cub::DeviceTransform"));
+    CHECK_THAT(page.out, ContainsSubstring("781.0 µs"));
+    const std::string png = flow::temp_dir("screenshot") + "/report.png";
+    auto shot = flow::headless_browser(out, {"--window-size=1000,1400", "--screenshot=" + png});
+    CHECK(shot.ok);
+    CHECK(std::filesystem::file_size(png) > 10000);
 }

@@ -36,6 +36,15 @@ json check_json(const std::vector<std::string>& args,
     REQUIRE(r.code != -2);
     return json::parse(r.out);
 }
+
+// Whether ncu is here, as `cudalings doctor` (the same lookup as profile's) sees it.
+void require_ncu() {
+    const json doctor = check_json({"doctor", "--json"});
+    bool have_ncu = false;
+    for (const auto& c : doctor.at("checks"))
+        if (c.at("topic") == "ncu") have_ncu = c.at("status") == "ok";
+    if (!have_ncu) SKIP("no Nsight Compute (ncu) on this machine (CUDALINGS_NCU names one)");
+}
 }  // namespace
 
 TEST_CASE("every solution step passes on the GPU, with timing", "[gpu]") {
@@ -141,16 +150,14 @@ TEST_CASE("every bad submission fixture gets its expected verdict, twice in one 
     for (auto& t : workers) t.join();
     for (const auto* fixtures : timed) results.push_back(grade(*fixtures, {}));
 
-    int checked = 0;
     for (const auto& batch : results)
         if (!batch.no_sandbox.empty()) SKIP(batch.no_sandbox);
-    for (size_t i = 0; i < results.size(); ++i) {
-        for (const auto& p : results[i].problems) FAIL_CHECK(p);
-        checked +=
-            static_cast<int>((i < untimed.size() ? untimed[i] : timed[i - untimed.size()])->size());
-    }
+    for (const auto& batch : results)
+        for (const auto& p : batch.problems) FAIL_CHECK(p);
+    size_t checked = 0;
+    for (const auto& [key, fixtures] : groups) checked += fixtures.size();
     INFO(groups.size() << " batches, " << side_by_side << " untimed ones side by side");
-    CHECK(checked >= (only.empty() ? 40 : 1));
+    CHECK(checked >= (only.empty() ? 40u : 1u));
 }
 
 // `cudalings profile` for real: ncu (--clock-control none) on one timed call of lesson 01's
@@ -158,12 +165,7 @@ TEST_CASE("every bad submission fixture gets its expected verdict, twice in one 
 TEST_CASE("profile: ncu on one timed call of 01_vector_add/03_float4 sees a memory-bound kernel",
           "[gpu][profile]") {
     require_gpu();
-    // Whether ncu is here, as `cudalings doctor` (the same lookup as profile's) sees it.
-    const json doctor = check_json({"doctor", "--json"});
-    bool have_ncu = false;
-    for (const auto& c : doctor.at("checks"))
-        if (c.at("topic") == "ncu") have_ncu = c.at("status") == "ok";
-    if (!have_ncu) SKIP("no Nsight Compute (ncu) on this machine (CUDALINGS_NCU names one)");
+    require_ncu();
     auto r = cudalings({"profile", "01_vector_add/03_float4", "--solutions", "--json"});
     INFO("exit " << r.code << "\nstdout:\n"
                  << r.out.substr(0, 6000) << "\nstderr:\n"
@@ -196,11 +198,7 @@ TEST_CASE("profile: ncu on one timed call of 01_vector_add/03_float4 sees a memo
 // each lesson, profiled with its reference solution, gives a number for each of them.
 TEST_CASE("profile: every lesson's chosen metrics come back from ncu", "[gpu][profile]") {
     require_gpu();
-    const json doctor = check_json({"doctor", "--json"});
-    bool have_ncu = false;
-    for (const auto& c : doctor.at("checks"))
-        if (c.at("topic") == "ncu") have_ncu = c.at("status") == "ok";
-    if (!have_ncu) SKIP("no Nsight Compute (ncu) on this machine (CUDALINGS_NCU names one)");
+    require_ncu();
     std::map<std::string, std::string> last_step;  // lesson -> its last step
     for (const auto& s : check_json({"list", "--json"}).at("steps")) {
         const std::string step = s.at("step");
