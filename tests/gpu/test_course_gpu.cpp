@@ -200,7 +200,8 @@ TEST_CASE("profile: every lesson's chosen metrics come back from ncu", "[gpu][pr
     require_gpu();
     require_ncu();
     std::map<std::string, std::string> last_step;  // lesson -> its last step
-    for (const auto& s : check_json({"list", "--json"}).at("steps")) {
+    const json list = check_json({"list", "--json"});  // kept: a range over a temporary's member dangles
+    for (const auto& s : list.at("steps")) {
         const std::string step = s.at("step");
         last_step[step.substr(0, step.find('/'))] = step;
     }

@@ -103,14 +103,17 @@ bash "$docs/run-grade.sh" "$bin" "$src" "$tmp/whole" "$samples"/*/ >"$tmp/whole.
   { fail "unsharded batch"; cat "$tmp/whole.log"; }
 python3 - "$tmp/slurm/class" "$tmp/whole" <<'PY' || fail "the merged shards differ from the unsharded batch"
 import json, sys
+reasons = []
 def results(folder):
     out = {}
     for line in json.load(open(f"{folder}/summary.json"))["results"]:
         r = json.load(open(f"{folder}/{line['file']}"))
         out[line["file"]] = [(s["step"], s["verdict"], s["seed"], s["points"]) for s in r["results"]]
+        reasons.extend(f'{folder}/{line["file"]}: {s["verdict"]}: {s.get("reason", "")}'
+                       for s in r["results"] if s.get("reason"))
     return out
 merged, whole = results(sys.argv[1]), results(sys.argv[2])
-assert len(whole) == 3 and merged == whole, (merged, whole)
+assert len(whole) == 3 and merged == whole, (merged, whole, reasons)
 PY
 for f in grades.csv junit.xml class-summary.html class-summary.csv; do
   [ -s "$tmp/slurm/class/$f" ] || fail "slurm merge: no $f"
