@@ -1237,9 +1237,10 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
     report.notes.push_back(
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
         " with every check, then one case of up to " + format_size(kEmulatedLargeN) +
-        " for its values only, blocks in a shuffled order, 4 at a time. Not checked here: "
-        "larger sizes (an index that overflows 32 bits, a grid dimension over its limit), "
-        "timing, and weak memory (the emulator is sequentially consistent: a missing "
+        " for its values only, blocks in a shuffled order, 4 at a time, and the larger sizes for "
+        "their launches only (grid and block limits). Not checked here: the values at larger "
+        "sizes (an index that overflows 32 bits), timing, and weak memory (the emulator is "
+        "sequentially consistent: a missing "
         "__threadfence shows only as a race); a GPU checks those");
     conclude(report);
     // Something the emulator cannot run: no verdict from it.

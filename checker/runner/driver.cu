@@ -150,6 +150,27 @@ std::vector<kit::Case> Driver::timed_cases(kit::u64 timed_size) const {
     return timed;
 }
 
+std::vector<kit::Case> Driver::launch_only_cases(kit::u64 large_n, kit::u64 timed_size) const {
+    std::vector<kit::Case> out;
+    auto add = [&](const kit::Case& c) {
+        if (c.n() <= large_n) return;
+        for (const auto& o : out)  // the distribution does not change a launch
+            if (o.shape.text() == c.shape.text() && o.params.label() == c.params.label()) return;
+        out.push_back(c);
+    };
+    for (const auto& c : problem_.cases()) add(c);
+    for (const auto& c : timed_cases(timed_size)) add(c);
+    return out;
+}
+
+void Driver::launch_only(const kit::Case& c, void* fn, kit::u64 seed) {
+    kit::Setup setup;
+    setup.stream = stream_;
+    setup.seed = seed;
+    std::unique_ptr<kit::Problem> p = problem_.make(c, setup);
+    call([&] { return p->call(fn, kit::Side::Learner); });
+}
+
 void Driver::call(const std::function<cudaError_t()>& f) {
     marker_("call_start");
     const cudaError_t returned = f();

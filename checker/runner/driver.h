@@ -9,8 +9,8 @@
 #include <cuda_runtime.h>
 
 #include <functional>
-#include <string>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "../core/protocol.h"
@@ -37,10 +37,17 @@ class Driver {
     std::optional<kit::Case> large_case(kit::u64 max_n, kit::u64 large_n) const;
     // The timed cases; timed_size > 0 sets the size of 1-D ones (a step's "timed_size").
     std::vector<kit::Case> timed_cases(kit::u64 timed_size) const;
+    // Every case above large_n, and every timed case, at full size, each once (emulation's
+    // launch-only pass): the sizes whose launches the emulator checks without running them.
+    std::vector<kit::Case> launch_only_cases(kit::u64 large_n, kit::u64 timed_size) const;
 
     // Runs one case of the step `fn`. Throws LearnerError when the step's call fails.
     cudalings::CaseResult run_case(int index, const kit::Case& c, void* fn, kit::u64 seed,
                                    bool exact_inputs);
+    // One call of `fn` on a case whose buffers are made and never filled or judged: under the
+    // emulator's dry mode, its launches are checked and not run. Throws LearnerError when the
+    // step's call fails (a launch the GPU would refuse: a grid dimension over its limit).
+    void launch_only(const kit::Case& c, void* fn, kit::u64 seed);
     // Times `fn` (and `reference`, when not null) on a timed case.
     cudalings::TimingResult time_case(const kit::Case& c, void* fn, void* reference, kit::u64 seed,
                                       std::size_t l2_bytes, const std::function<void()>& tick);

@@ -105,7 +105,8 @@ std::string explain(cudaError_t e) {
                    "needs 16-byte alignment)";
         case cudaErrorInvalidConfiguration:
             return "the launch configuration is invalid: a block of more than 1024 threads, a "
-                   "grid of 0 blocks, or too much shared memory";
+                   "grid dimension of 0 or over its limit (gridDim.y and gridDim.z at most "
+                   "65,535), or too much shared memory";
         case cudaErrorInvalidValue:
             return "a CUDA call got an invalid argument (a launch with 0 blocks or threads?)";
         case cudaErrorAssert:
@@ -258,6 +259,64 @@ int load_step(const CheckArgs& args, LoadedStep& out) {
     return -1;
 }
 
+// Emulation's last case: the step called once at each size too large to emulate, with the
+// emulator's dry mode on (every launch checked against a GPU's limits, no kernel run, memory
+// never touched). A grid laid out for the small sizes that a GPU refuses at the large ones
+// (gridDim.y above 65535 on a 2^22 x 4 matrix, say) fails here as it does on a GPU; the values
+// at these sizes are a GPU's to check.
+void launch_only([[maybe_unused]] runner::Driver& driver,
+                 [[maybe_unused]] const std::vector<kit::Case>& sizes, [[maybe_unused]] int index,
+                 [[maybe_unused]] void* fn, [[maybe_unused]] kit::u64 seed) {
+#ifdef CUDALINGS_EMULATOR
+    std::string shapes;
+    for (const auto& c : sizes)
+        if (shapes.find(c.shape.text()) == std::string::npos)
+            shapes += (shapes.empty() ? "" : ", ") + c.shape.text();
+    CaseResult result;
+    result.index = index;
+    result.name = "launches only: " + shapes;
+    result.n = sizes.back().n();
+    result.size = sizes.back().shape.text();
+    emit(event_json(CaseStartEvent{index, result.name, result.n, result.size}));
+    cudalings_emu::Options dry = cudalings_emu::get_options();
+    dry.dry = true;
+    dry.check = dry.explain = false;
+    cudalings_emu::set_options(dry);
+    result.verdict = Verdict::Pass;
+    result.detail =
+        "each launch of your step at these sizes was checked against a GPU's limits "
+        "(grid and block dimensions, shared memory) without running it: the values "
+        "at these sizes are a GPU's to check";
+    for (const auto& c : sizes) {
+        try {
+            driver.launch_only(c, fn, seed);
+        } catch (const runner::LearnerError& e) {
+            result.verdict = Verdict::Crash;
+            result.reason = dev::error_name(e.code);
+            result.detail =
+                std::string(e.returned ? "returned by your function" : "left by a launch") +
+                " at " + c.shape.text() +
+                (c.params.label().empty() ? "" : ", " + c.params.label()) +
+                ", a size checked for its launches only (a GPU " +
+                "refuses this launch too): " + explain(e.code);
+            result.n = c.n();
+            result.size = c.shape.text();
+            result.rows = c.shape.two_d ? c.shape.rows : 0;
+            result.cols = c.shape.two_d ? c.shape.cols : 0;
+            break;
+        } catch (const dev::Error& e) {  // the emulator's own memory, say: no verdict
+            result.verdict = Verdict::Skipped;
+            result.reason = std::string("not checked: ") + e.what();
+            break;
+        }
+    }
+    runner::attach_emulator_findings(result);
+    dry.dry = false;
+    cudalings_emu::set_options(dry);
+    emit(event_json(result));
+#endif
+}
+
 int check(const CheckArgs& args) {
     LoadedStep step;
     if (int code = load_step(args, step); code >= 0) return code;
@@ -280,8 +339,15 @@ int check(const CheckArgs& args) {
     std::size_t large_at = cases.size();
     if (args.large_n)
         if (auto large = driver.large_case(args.max_n, args.large_n)) cases.push_back(*large);
-    emit(event_json(CasesEvent{static_cast<int>(cases.size()), problem->name, problem->advice}));
+    // Then, under emulation, the sizes above that for their launches only (see launch_only).
+    std::vector<kit::Case> launch_sizes;
+#ifdef CUDALINGS_EMULATOR
+    if (args.large_n) launch_sizes = driver.launch_only_cases(args.large_n, args.timed_size);
+#endif
+    const int total = static_cast<int>(cases.size() + (launch_sizes.empty() ? 0 : 1));
+    emit(event_json(CasesEvent{total, problem->name, problem->advice}));
     bool all_passed = true;
+    bool values_passed = true;  // every case passed, or the larger one was too slow to emulate
     for (std::size_t i = static_cast<std::size_t>(args.first_case); i < cases.size(); ++i) {
         const kit::Case& c = cases[i];
         if (i == large_at && !(all_passed && args.first_case == 0)) {
@@ -349,10 +415,27 @@ int check(const CheckArgs& args) {
         }
 #endif
         all_passed = all_passed && result.verdict == Verdict::Pass;
+        values_passed = values_passed && (result.verdict == Verdict::Pass ||
+                                          (i == large_at && result.verdict == Verdict::Skipped));
         emit(event_json(result));
         if (stop) {
             emit(event_json(AbortEvent{result.reason}));
             return 0;
+        }
+    }
+    if (!launch_sizes.empty()) {
+        const int index = static_cast<int>(cases.size());
+        if (values_passed && args.first_case == 0) {
+            launch_only(driver, launch_sizes, index, fn, args.seed);
+        } else {
+            CaseResult skipped;
+            skipped.index = index;
+            skipped.name = "launches only, at the larger sizes";
+            skipped.n = launch_sizes.back().n();
+            skipped.size = launch_sizes.back().shape.text();
+            skipped.verdict = Verdict::Skipped;
+            skipped.reason = "not run: a smaller case already failed";
+            emit(event_json(skipped));
         }
     }
     if (args.time && args.first_case == 0 && all_passed) {

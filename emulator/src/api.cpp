@@ -206,7 +206,7 @@ cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
                                        : ""));
         return set_error(cudaErrorInvalidValue);
     }
-    std::memmove(dst, src, bytes);
+    if (!(opts().dry && is_dev(s) && is_dev(d))) std::memmove(dst, src, bytes);
     return cudaSuccess;
 }
 
@@ -302,7 +302,7 @@ CUDALINGS_EMU_API cudaError_t cudaMemset(void* p, int value, size_t bytes) {
                           "cudaMemset on memory that is not (all) device memory: " + why);
         return set_error(cudaErrorInvalidValue);
     }
-    std::memset(p, value, bytes);
+    if (!opts().dry) std::memset(p, value, bytes);
     return cudaSuccess;
 }
 CUDALINGS_EMU_API cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {

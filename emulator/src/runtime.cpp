@@ -994,6 +994,7 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
         if (!p || is_device_pointer(p)) continue;
         (void)p;  // reported at the first access (a kernel may never use it)
     }
+    if (opts().dry) return;  // checked, not run
     r.body = body;
     r.closure = closure;
     r.site = &site;

@@ -66,6 +66,25 @@ TEST_CASE("emulated kernels compute what the GPU computes", "[emu][semantics]") 
     }
 }
 
+TEST_CASE("dry mode checks launches without running them or touching memory", "[emu][semantics]") {
+    use_options(true, false);
+    void* m = open_module(CUDALINGS_EMU_SEMANTICS_MODULE);
+    emu::Options o = emu::get_options();
+    o.dry = true;
+    emu::set_options(o);
+    const auto start = std::chrono::steady_clock::now();
+    const int result = entry<int (*)()>(m, "sem_dry_launches")();
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    o.dry = false;
+    emu::set_options(o);
+    auto found = emu::take_diagnostics();
+    INFO(emu::format(found));
+    CHECK(result == 0);
+    CHECK(seconds < 1.0);  // 2^20 blocks over 2 GiB, were they run or the memory touched: minutes
+    use_options(true, false);
+}
+
 TEST_CASE("correct code in unusual forms runs without a finding", "[emu][semantics]") {
     use_options(true, false);
     void* m = open_module(CUDALINGS_EMU_UNUSUAL_MODULE);

@@ -36,6 +36,10 @@ struct Options {
     // thread that runs this long without one memory access (a loop that never reads or writes
     // memory: it never ends) is reported as "stuck" to the host's stuck handler, with its line.
     double time_limit_seconds = 0;
+    // Launches are checked (dimensions, shared memory) and not run, and device-to-device
+    // memsets and copies are skipped: the launch geometry of a size too large to emulate, on
+    // memory that is never touched (so never committed).
+    bool dry = false;
 };
 
 // Read once from the environment, set_options overrides:

@@ -234,6 +234,31 @@ extern "C" int sem_launch_validation() {
     return 0;
 }
 
+// Dry mode (Options::dry, set by the caller): a launch is checked as on a GPU and not run, and
+// device memsets and copies leave memory alone, so a 1 GiB buffer is never touched.
+__global__ void fill_ones(float* y, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += 256ull * gridDim.x)
+        y[i] = 1.0f;
+}
+extern "C" int sem_dry_launches() {
+    const unsigned long long n = 1ull << 28;
+    float *y, *z;
+    if (cudaMalloc(&y, n * 4) != cudaSuccess || cudaMalloc(&z, n * 4) != cudaSuccess) return 1;
+    if (cudaMemset(y, 0xff, n * 4) != cudaSuccess) return 2;
+    fill_ones<<<unsigned(n / 256), 256>>>(y, n);
+    if (cudaGetLastError() != cudaSuccess || cudaDeviceSynchronize() != cudaSuccess) return 3;
+    if (cudaMemcpy(z, y, n * 4, cudaMemcpyDeviceToDevice) != cudaSuccess) return 4;
+    float first = -1, last = -1;
+    cudaMemcpy(&first, y, 4, cudaMemcpyDeviceToHost);
+    cudaMemcpy(&last, z + n - 1, 4, cudaMemcpyDeviceToHost);
+    if (first != 0.0f || last != 0.0f) return 5;  // nothing ran, nothing was set or copied
+    nothing<<<dim3(1, 70000), 32>>>();            // still refused as on a GPU
+    if (cudaGetLastError() != cudaErrorInvalidConfiguration) return 6;
+    cudaFree(y);
+    cudaFree(z);
+    return 0;
+}
+
 // A kernel fault surfaces at the next synchronizing call, as cudaErrorIllegalAddress.
 __global__ void write_far(float* y) { y[threadIdx.x + 100000] = 1.0f; }
 extern "C" int sem_fault_reported_at_sync() {
