@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The README's first command on a fresh Debian 12 machine, measured: CPU time of the first check
-# (the checker's build included) and wall time of an unchanged re-check.
+# (the checker's build included) and wall time of an unchanged re-check, then a speed gauge: the
+# checker's core rebuilt alone (CPU time follows the machine's speed: compare two commits by
+# running this script from a worktree of each, back to back).
 #
 #   sudo bench/fresh_machine.sh [--cmake-deb URL_OF_CMAKE_DEB URL_OF_CMAKE_DATA_DEB]
 #
@@ -63,4 +65,8 @@ chroot "$root" env -i HOME=/root PATH="${cmake_bin:+$cmake_bin:}/usr/local/cuda/
     for i in 1 2 3; do
       /usr/bin/time -f "unchanged re-check: %e s wall" \
         ./cudalings check 01_vector_add/01_one_thread_per_element 2>&1 >/dev/null | tail -1
-    done'
+    done
+    # CPU time follows the machine: the core rebuilt alone says how fast it is running now.
+    find build -path "*cudalings_core.dir*" -name "*.o" -delete
+    /usr/bin/time -f "speed gauge, the core rebuilt: %U s user + %S s sys" \
+      cmake --build build --target cudalings_core 2>&1 >/dev/null | tail -1'

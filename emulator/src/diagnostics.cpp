@@ -14,6 +14,13 @@
 #include "internal.h"
 
 namespace cudalings_emu {
+
+std::string hex(std::uint64_t v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
 namespace {
 
 std::vector<Diagnostic>& pending() {

@@ -99,12 +99,6 @@ BlockRecord* record_of(std::uint32_t serial) {
     return serial >= g_launch_first_block && i < g_blocks.size() ? &g_blocks[i] : nullptr;
 }
 
-std::string hex(std::uintptr_t v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%" PRIxPTR, v);
-    return buf;
-}
-
 void set_location(Diagnostic& d, const void* pc) {
     std::string w = where_pc(pc);
     auto colon = w.rfind(':');

@@ -222,6 +222,8 @@ inline Runtime& rt() { return g_runtime; }
 const Options& opts();
 
 inline Thread* cur() { return rt().current; }
+// "0x1f40": an address or a seed in a report.
+std::string hex(std::uint64_t v);
 // Suspends the running CUDA thread (its state says why) and returns when it is resumed.
 void yield_to_scheduler();
 // Ends the whole kernel from inside a CUDA thread: the grid stops, `error` is reported at the

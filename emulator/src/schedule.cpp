@@ -149,12 +149,6 @@ std::vector<Poll> g_waiters;
 std::unordered_set<std::uintptr_t> g_watched;
 
 // ------------------------------------------------------------------ reports
-std::string hex(std::uint64_t v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
 int line_of(const void* pc, std::string* file) {
     std::string w = where_pc(pc);
     auto colon = w.rfind(':');
