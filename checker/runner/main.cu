@@ -25,6 +25,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -264,17 +265,22 @@ int load_step(const CheckArgs& args, LoadedStep& out) {
 // never touched). A grid laid out for the small sizes that a GPU refuses at the large ones
 // (gridDim.y above 65535 on a 2^22 x 4 matrix, say) fails here as it does on a GPU; the values
 // at these sizes are a GPU's to check.
-void launch_only([[maybe_unused]] runner::Driver& driver,
-                 [[maybe_unused]] const std::vector<kit::Case>& sizes, [[maybe_unused]] int index,
-                 [[maybe_unused]] void* fn, [[maybe_unused]] kit::u64 seed) {
 #ifdef CUDALINGS_EMULATOR
-    std::string shapes;
+std::string launch_only_name(const std::vector<kit::Case>& sizes) {
+    std::vector<std::string> shapes;
     for (const auto& c : sizes)
-        if (shapes.find(c.shape.text()) == std::string::npos)
-            shapes += (shapes.empty() ? "" : ", ") + c.shape.text();
+        if (std::find(shapes.begin(), shapes.end(), c.shape.text()) == shapes.end())
+            shapes.push_back(c.shape.text());
+    std::string name = "launches only:";
+    for (const auto& shape : shapes) name += (name.back() == ':' ? " " : ", ") + shape;
+    return name;
+}
+
+void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, int index, void* fn,
+                 kit::u64 seed) {
     CaseResult result;
     result.index = index;
-    result.name = "launches only: " + shapes;
+    result.name = launch_only_name(sizes);
     result.n = sizes.back().n();
     result.size = sizes.back().shape.text();
     emit(event_json(CaseStartEvent{index, result.name, result.n, result.size}));
@@ -314,16 +320,25 @@ void launch_only([[maybe_unused]] runner::Driver& driver,
     dry.dry = false;
     cudalings_emu::set_options(dry);
     emit(event_json(result));
+}
 #endif
+
+// A case left out because an earlier one failed (the larger emulated cases need all to pass).
+void emit_not_run(int index, const std::string& name, const kit::Case& c) {
+    CaseResult skipped;
+    skipped.index = index;
+    skipped.name = name;
+    skipped.n = c.n();
+    skipped.size = c.shape.text();
+    skipped.verdict = Verdict::Skipped;
+    skipped.reason = "not run: a smaller case already failed";
+    emit(event_json(skipped));
 }
 
 int check(const CheckArgs& args) {
     LoadedStep step;
     if (int code = load_step(args, step); code >= 0) return code;
-    const kit::ProblemInfo* problem = step.problem;
-    const dev::Properties& props = step.props;
-    cudaStream_t stream = step.stream;
-    void* fn = step.fn;
+    const auto& [problem, props, stream, fn] = step;
     void* reference = nullptr;
     if (!args.reference.empty()) {
         std::string ref_error;
@@ -351,14 +366,7 @@ int check(const CheckArgs& args) {
     for (std::size_t i = static_cast<std::size_t>(args.first_case); i < cases.size(); ++i) {
         const kit::Case& c = cases[i];
         if (i == large_at && !(all_passed && args.first_case == 0)) {
-            CaseResult skipped;
-            skipped.index = static_cast<int>(i);
-            skipped.name = c.label();
-            skipped.n = c.n();
-            skipped.size = c.shape.text();
-            skipped.verdict = Verdict::Skipped;
-            skipped.reason = "not run: a smaller case already failed";
-            emit(event_json(skipped));
+            emit_not_run(static_cast<int>(i), c.label(), c);
             break;
         }
 #ifdef CUDALINGS_EMULATOR
@@ -423,21 +431,15 @@ int check(const CheckArgs& args) {
             return 0;
         }
     }
+#ifdef CUDALINGS_EMULATOR
     if (!launch_sizes.empty()) {
         const int index = static_cast<int>(cases.size());
-        if (values_passed && args.first_case == 0) {
+        if (values_passed && args.first_case == 0)
             launch_only(driver, launch_sizes, index, fn, args.seed);
-        } else {
-            CaseResult skipped;
-            skipped.index = index;
-            skipped.name = "launches only, at the larger sizes";
-            skipped.n = launch_sizes.back().n();
-            skipped.size = launch_sizes.back().shape.text();
-            skipped.verdict = Verdict::Skipped;
-            skipped.reason = "not run: a smaller case already failed";
-            emit(event_json(skipped));
-        }
+        else
+            emit_not_run(index, launch_only_name(launch_sizes), launch_sizes.back());
     }
+#endif
     if (args.time && args.first_case == 0 && all_passed) {
         emit_event("timing_start");
         try {
@@ -488,10 +490,7 @@ int baseline(const CheckArgs& args) {
 int profile(const CheckArgs& args) {
     LoadedStep step;
     if (int code = load_step(args, step); code >= 0) return code;
-    const kit::ProblemInfo* problem = step.problem;
-    const dev::Properties& props = step.props;
-    cudaStream_t stream = step.stream;
-    void* fn = step.fn;
+    const auto& [problem, props, stream, fn] = step;
     runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
     const auto timed = driver.timed_cases(args.timed_size);
     const kit::Case* chosen = nullptr;
