@@ -631,6 +631,7 @@ int Checker::read_events(const std::vector<json>& events, bool first_child, Step
             report.internal_error = e.get<MessageEvent>().message;
         } else if (kind == "done") {
             done = true;
+            report.runner_done_ms = t;
         }
         if ((kind == "timing_start" || kind == "done") && t_cases >= 0 && report.cases_ms == 0)
             report.cases_ms = t - t_cases;
@@ -673,6 +674,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         bool done = false;
         const int in_progress =
             read_events(r.events, child_index == 0, report, cases, total, next_case, phase, done);
+        if (done) report.runner_exit_ms += 1000 * child.wall_seconds - report.runner_done_ms;
         if (!report.load_error.empty()) return;
         if (!report.internal_error.empty() && in_progress < 0 && total < 0) return;
         if (in_progress >= 0) {

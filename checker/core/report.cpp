@@ -379,6 +379,7 @@ nlohmann::json to_json(const StepReport& r) {
                        {"cases", r.cases_ms},
                        {"timing", r.timing_ms},
                        {"runner", r.runner_ms},
+                       {"runner_exit", r.runner_exit_ms},
                        {"timing_warmup", warmup},
                        {"timing_warmup_rounds", rounds},
                        {"timing_sampling", sampling},

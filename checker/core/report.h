@@ -44,8 +44,11 @@ struct StepReport {
     std::string hint;
     double seconds = 0;  // wall time of the whole check
     // Where the time went (milliseconds): the runner's start-up (CUDA, loading the step), its
-    // cases, its timing phase, and the runner process as a whole.
-    double runner_startup_ms = 0, cases_ms = 0, timing_ms = 0, runner_ms = 0;
+    // cases, its timing phase, and the runner process as a whole; runner_exit_ms is what the
+    // process took besides its own clock's span until it said "done": its exit (CUDA's
+    // teardown) and its start before main.
+    double runner_startup_ms = 0, cases_ms = 0, timing_ms = 0, runner_ms = 0, runner_exit_ms = 0;
+    double runner_done_ms = 0;  // the runner's clock when it said "done" (last process)
 };
 
 struct RenderOptions {
