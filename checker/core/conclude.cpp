@@ -27,7 +27,12 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
             format_time_us(t.host_median_us) + " on the host clock (" +
             (clocks == ClockCheck::HostLonger ? "the call spends time the GPU's clock does not see"
                                               : "the events report more time than passed") +
-            "): the time cannot be trusted";
+            "): the time cannot be trusted" +
+            (clocks == ClockCheck::HostLonger
+                 ? ". Another process using this GPU at the same time (another check, a second "
+                   "grading worker, a training job) delays the GPU's start and causes this too: "
+                   "check again with the GPU to yourself"
+                 : "");
         return true;
     }
     if (t.outside_stream) {

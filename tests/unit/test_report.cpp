@@ -199,6 +199,27 @@ TEST_CASE("the verdict is decided in one place from what the check found", "[rep
     r.timings = {t};
     conclude(r);
     CHECK(r.verdict == Verdict::Suspect);
+    // the host clock sees far more than the events: SUSPECT, and the reason names a shared GPU
+    // as a cause (a correct step gets this when another process uses the GPU)
+    t.copy_gbps = 4000;  // floor 250 µs: 500 µs is possible
+    t.host_median_us = 5000;
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Suspect);
+    CHECK_THAT(r.reason, ContainsSubstring("the GPU's clock does not see") &&
+                             ContainsSubstring("Another process using this GPU"));
+    // events longer than the host's interval: SUSPECT, without that cause
+    t.host_median_us = 400;
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Suspect);
+    CHECK_THAT(r.reason, ContainsSubstring("more time than passed") &&
+                             !ContainsSubstring("Another process"));
+    // clocks that agree: PASS
+    t.host_median_us = 520;
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Pass);
     // the worst case decides; the problem's advice for that verdict is shown
     CaseResult hang;
     hang.verdict = Verdict::Timeout;
