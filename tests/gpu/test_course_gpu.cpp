@@ -120,10 +120,17 @@ TEST_CASE("every bad submission fixture gets its expected verdict, twice in one 
                                 fixtures.begin() + (p + 1) * fixtures.size() / parts);
     }
     for (const auto& chunk : chunks) untimed.push_back(&chunk);
-    // The biggest batches first, each with a few workers on the GPU (the hangs wait out their
-    // timeouts side by side).
-    std::stable_sort(untimed.begin(), untimed.end(),
-                     [](auto* a, auto* b) { return a->size() > b->size(); });
+    // The longest batches first, each with a few workers on the GPU (the hangs wait out their
+    // timeouts side by side): those under compute-sanitizer (08/03's two fixtures took 295 s on
+    // the H200, and started last when batches went by size alone), then the biggest.
+    auto sanitized = [](const std::vector<FixtureSpec>* batch) {
+        const auto& flags = batch->front().flags;
+        return std::find(flags.begin(), flags.end(), "--sanitize") != flags.end();
+    };
+    std::stable_sort(untimed.begin(), untimed.end(), [&](auto* a, auto* b) {
+        if (sanitized(a) != sanitized(b)) return sanitized(a);
+        return a->size() > b->size();
+    });
 
     std::mutex progress;
     auto grade = [&](const std::vector<FixtureSpec>& fixtures, std::vector<std::string> extra) {
