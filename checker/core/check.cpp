@@ -1242,8 +1242,8 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
         " for its values only, blocks in a shuffled order, 4 at a time, and the larger sizes for "
         "their launches only (grid and block limits). Not checked here: the values at larger "
         "sizes (an index that overflows 32 bits), timing, and weak memory (the emulator is "
-        "sequentially consistent: a missing "
-        "__threadfence shows only as a race); a GPU checks those");
+        "sequentially consistent: a missing __threadfence shows only as a race); a GPU checks "
+        "those");
     conclude(report);
     // Something the emulator cannot run: no verdict from it.
     for (const auto& c : report.cases)

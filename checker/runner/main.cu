@@ -284,7 +284,8 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
     result.n = sizes.back().n();
     result.size = sizes.back().shape.text();
     emit(event_json(CaseStartEvent{index, result.name, result.n, result.size}));
-    cudalings_emu::Options dry = cudalings_emu::get_options();
+    const cudalings_emu::Options before = cudalings_emu::get_options();
+    cudalings_emu::Options dry = before;
     dry.dry = true;
     dry.check = dry.explain = false;
     cudalings_emu::set_options(dry);
@@ -317,8 +318,7 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
         }
     }
     runner::attach_emulator_findings(result);
-    dry.dry = false;
-    cudalings_emu::set_options(dry);
+    cudalings_emu::set_options(before);  // the checks too, not only dry mode
     emit(event_json(result));
 }
 #endif
