@@ -45,8 +45,9 @@ struct StepReport {
     double seconds = 0;  // wall time of the whole check
     // Where the time went (milliseconds): the runner's start-up (CUDA, loading the step), its
     // cases, its timing phase, and the runner process as a whole; runner_exit_ms is what the
-    // process took besides its own clock's span until it said "done": its exit (CUDA's
-    // teardown) and its start before main.
+    // process took besides its own clock's span until it said "done": its start before main,
+    // and its exit (CUDA's teardown) where the checker waits for it (a sandboxed run; a check
+    // without a sandbox reports once the runner said "done").
     double runner_startup_ms = 0, cases_ms = 0, timing_ms = 0, runner_ms = 0, runner_exit_ms = 0;
     double runner_done_ms = 0;  // the runner's clock when it said "done" (last process)
 };

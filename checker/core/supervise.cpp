@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <sys/stat.h>
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 extern char** environ;
@@ -98,6 +100,22 @@ extern "C" void end_children_and_die(int sig) {
 }
 
 constexpr int kTerminationSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+// Children that said they were finished and were killed, but whose exit was not awaited
+// (ChildOptions::finished): the exit of a GPU process overlaps whatever the caller does next.
+// Each later call reaps those that are gone by then.
+std::mutex unreaped_mutex;
+std::vector<pid_t> unreaped;
+
+void reap_finished_children() {
+    std::lock_guard<std::mutex> lock(unreaped_mutex);
+    unreaped.erase(std::remove_if(unreaped.begin(), unreaped.end(),
+                                  [](pid_t pid) {
+                                      int status;
+                                      return waitpid(pid, &status, WNOHANG) != 0;
+                                  }),
+                   unreaped.end());
+}
 
 struct Pipe {
     int read_end = -1;
@@ -309,6 +327,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         result.start_error = std::string("pipe: ") + strerror(errno);
         return result;
     }
+    reap_finished_children();
     MemoryCgroup cgroup;
     result.memory_limited = options.memory_limit > 0 && cgroup.create(options.memory_limit);
     auto start = Clock::now();
@@ -379,6 +398,8 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     Clock::time_point last_channel_data = start;
     int status = 0;
     bool reaped = false;
+    bool finished = false;  // options.finished said so
+    const bool may_finish_early = options.finished && !result.memory_limited;
     Clock::time_point reaped_at{};
     while (true) {
         if (!reaped) {
@@ -443,14 +464,21 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
                         ::close(w.fd);
                         w.fd = -1;
                     }
+                    if (w.into == &result.channel && may_finish_early && !reaped)
+                        finished = options.finished(result.channel.head);
                 }
             }
+            if (finished) break;
         } else {
             usleep(wait_ms * 1000);
         }
     }
     // Leave nothing of the group behind, whatever happened.
     kill(-pid, SIGKILL);
+    if (finished) {
+        std::lock_guard<std::mutex> lock(unreaped_mutex);
+        unreaped.push_back(pid);
+    }
     forget_child(slot);
     if (exit_fd >= 0) ::close(exit_fd);
     secret.close_write();  // still open when a held child never got its secret
@@ -464,7 +492,10 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         return result;
     }
     result.started = true;
-    if (!result.timed_out) {
+    if (finished) {
+        result.finished_early = true;
+        result.exit_code = 0;
+    } else if (!result.timed_out) {
         if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     }

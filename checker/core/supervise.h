@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,7 +30,14 @@ struct ChildOptions {
     // CUDA) while its input is still being made, and wait on fd 4. When *hold becomes -1 the
     // child's group is killed and the result says cancelled = true.
     const std::atomic<int>* hold = nullptr;
-    std::string working_dir;                 // empty: inherit
+    std::string working_dir;  // empty: inherit
+    // When set, called with the result channel's bytes whenever more arrived: once it returns
+    // true the child has said all it will say, and the result comes back without waiting for
+    // the child's exit (a GPU process's exit is the driver tearing its context down, ~0.1 s).
+    // The group is killed as always, and a later run_supervised call reaps it, so finished
+    // children never pile up. Not for a child in a memory cgroup
+    // (the cgroup is removed when the call returns, which needs its processes gone).
+    std::function<bool(const std::string&)> finished;
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };
 
@@ -50,6 +58,7 @@ struct ChildResult {
     int signal = 0;                 // when a signal ended it
     CapturedStream out, err, channel;
     double wall_seconds = 0;
+    bool finished_early = false;  // `finished` said so: exit_code is 0, the exit not awaited
 
     bool exited_ok() const { return started && !timed_out && signal == 0 && exit_code == 0; }
 };

@@ -1,9 +1,12 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <dirent.h>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <fcntl.h>
@@ -74,6 +77,56 @@ TEST_CASE("the result channel arrives on fd 3 and exit codes pass through", "[su
     CHECK_FALSE(r.exited_ok());
     auto ok = run_supervised({program("fixture_channel"), "0"}, o);
     CHECK(ok.exited_ok());
+}
+
+namespace {
+// This process's children that have exited and were not reaped.
+int zombie_children() {
+    int zombies = 0;
+    DIR* proc = opendir("/proc");
+    while (dirent* e = proc ? readdir(proc) : nullptr) {
+        std::ifstream stat(std::string("/proc/") + e->d_name + "/stat");
+        std::string line;
+        if (!std::getline(stat, line) || line.rfind(')') == std::string::npos) continue;
+        std::istringstream rest(line.substr(line.rfind(')') + 2));
+        char state = 0;
+        int parent = 0;
+        rest >> state >> parent;
+        zombies += parent == getpid() && state == 'Z';
+    }
+    if (proc) closedir(proc);
+    return zombies;
+}
+}  // namespace
+
+TEST_CASE("a child that says it is finished is not waited for, and a later call reaps it",
+          "[supervise]") {
+    ChildOptions o;
+    o.result_channel = true;
+    o.wall_seconds = 30;
+    int asked = 0;
+    o.finished = [&asked](const std::string& channel) {
+        ++asked;
+        return channel.find("finished\n") != std::string::npos;
+    };
+    // It says something else first, then that it is finished, then takes 5 s to exit.
+    auto r = run_supervised(
+        {"/bin/sh", "-c", "echo working >&3; sleep 0.2; echo finished >&3; exec sleep 5"}, o);
+    CHECK(r.started);
+    CHECK(r.finished_early);
+    CHECK(r.exited_ok());
+    CHECK(r.channel.head == "working\nfinished\n");
+    CHECK(asked >= 2);
+    CHECK(r.wall_seconds < 2);
+    CHECK_FALSE(r.timed_out);
+    // Without the predicate's yes, the exit is awaited as always.
+    auto waited = run_supervised({"/bin/sh", "-c", "echo working >&3; exec sleep 0.3"}, o);
+    CHECK_FALSE(waited.finished_early);
+    CHECK(waited.exited_ok());
+    CHECK(waited.wall_seconds >= 0.3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    (void)run_supervised({"/bin/true"}, {});
+    CHECK(zombie_children() == 0);
 }
 
 TEST_CASE("a program that does not exist is reported, not run", "[supervise]") {
