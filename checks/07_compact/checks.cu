@@ -11,8 +11,8 @@
 //
 // Inputs are high-entropy floats (24 random bits each), so a reordering shows at almost every
 // position. The keep patterns, on sizes around every tile and chunk boundary the steps use
-// (256, 1024, 4096 elements; 3·1024 + 1 and 8192·3 + 1), at the sizes the emulator runs and
-// larger:
+// (256, 1024, 4096, 8192 elements; 3·1024 + 1 and 8192·3 + 1), at the sizes the emulator runs
+// and larger:
 //   about half kept (x > 0) and about a tenth (x > 0.8), every element kept, none, every other
 //   one, only the first, only the last, runs of 1000 and of 5000 (whole tiles empty or full),
 //   values equal to the threshold with their neighbours (±0 at threshold 0: catches >=), and
@@ -36,6 +36,7 @@ using namespace kit;
 
 constexpr u64 kMi = u64{1} << 20;
 constexpr u64 k24 = u64{1} << 24;
+constexpr u64 kStep4Tile = 8192;  // the reference's tile in step 4 (single pass)
 
 // ---------------------------------------------------------------- inputs
 enum Pattern : int { kPlain, kOnlyFirst, kOnlyLast, kRuns, kLongRuns, kTies, kNaNs };
@@ -58,7 +59,8 @@ struct Values {
             case kOnlyLast:
                 return i + 1 == n ? threshold + magnitude : threshold - magnitude;
             case kRuns:      // 1000 kept, 1000 not, ...: tiles partly full
-            case kLongRuns:  // 5000 kept, 5000 not, ...: whole tiles of 4096 full or empty
+            case kLongRuns:  // 5000 kept, 5000 not, ...: whole tiles of 1024 and 4096, and whole
+                             // warps' parts of step 4's tiles of 8192, full or empty
                 return (i / (pattern == kRuns ? 1000 : 5000)) % 2 == 0 ? threshold + magnitude
                                                                        : threshold - magnitude;
             case kTies:  // half the values at the threshold or next to it, the others random
@@ -275,8 +277,9 @@ class Compaction : public Problem {
         return plain(n, dist::uniform, threshold).with("pattern", p, text);
     }
     // Sizes around the steps' tiles and chunks: 256 (a warp's 32 float4 ... a block), 1024 (a
-    // block of float4), 4096 (step 4's tile), 3·1024 + 1 and 8192·3 + 1 (a partial last one),
-    // with every keep pattern at the sizes the emulator runs, then larger ones.
+    // block of float4), 4096 (the checker's chunk), 8192 (step 4's tile), 3·1024 + 1 and
+    // 8192·3 + 1 (a partial last one), with every keep pattern at the sizes the emulator runs,
+    // then larger ones.
     static std::vector<Case> table() {
         const u64 sizes[] = {0,    1,    31,           32,    33,       255,          256,
                              257,  1000, 1023,         1024,  1025,     3 * 1024 + 1, 4095,
@@ -284,6 +287,13 @@ class Compaction : public Problem {
         std::vector<Case> cases;
         int k = 0;
         for (u64 n : sizes) cases.push_back(by_index(n, k++));
+        // Step 4's tile of 8192: one element short of one tile, exactly one, one and one more
+        // element (a last tile of a single element), each with everything kept (every warp's
+        // staging full) and with about half.
+        for (u64 n : {kStep4Tile - 1, kStep4Tile, kStep4Tile + 1}) {
+            cases.push_back(plain(n, dist::uniform, -2.0f));
+            cases.push_back(plain(n, dist::uniform, 0.0f));
+        }
         // Every pattern again at a size with several tiles of every step.
         for (int p = 0; p < kPatterns; ++p) cases.push_back(by_index(20000 + 1000 * p, p));
         // Larger: many blocks race (an unstable order shows), look-back over many tiles.

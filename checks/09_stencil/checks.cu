@@ -6,9 +6,12 @@
 // workspace shows with an even count, 10 steps take two passes of a temporal kernel that fuses
 // 8), and a few other radii. The sizes: n = 1, 2, 3, 5 (smaller than radius 8: a halo reaches
 // around a wrapped array more than once, and a tile's halo crosses both ends), 8, 9, 17
-// (= 2·8 + 1), 31, 33, 255, 256, 257 (one block of 256 and its neighbours), 1000, 4095, 4096,
-// 4097 (step 4's tile of 4096 cells), 2^16 + 3 (the largest the emulator runs), then 2^20 + 3,
-// 2^24 and 2^28 on the GPU.
+// (= 2·8 + 1), 31, 33, 255, 256, 257 (one block of 256 and its neighbours; step 3's warp tile
+// at radius 8), 511, 512, 513 (step 3's warp tile at radius 1), 1000, 4095, 4096, 4097 (step 4's
+// tile of 4096 cells, a block of step 3's tiles at radius 1), 2^16 + 3 (the largest the emulator
+// runs), then 2^20 + 3, 2^24 and 2^28 on the GPU. A few cases sit where step 3's second warp
+// tile stops being an end tile: its right halo ends at n - 1 (n = 1025 at radius 1, 520 at
+// radius 8) or one cell later (1024, 519).
 //
 // The weights come from the seed: random and asymmetric in most cases (so neighbours taken from
 // the wrong side show), symmetric in a few, (1, -2, 1) in a few, where the result cancels
@@ -199,7 +202,8 @@ class Stencil : public StencilProblem {
         const int eight[][2] = {{8, 8}, {8, 1}, {8, 2}, {8, 3}, {8, 8}};
         std::vector<Case> out;
         int k = 0;
-        for (u64 n : {1, 2, 3, 5, 8, 9, 17, 31, 33, 255, 256, 257, 1000, 4095, 4096, 4097})
+        for (u64 n :
+             {1, 2, 3, 5, 8, 9, 17, 31, 33, 255, 256, 257, 511, 512, 513, 1000, 4095, 4096, 4097})
             for (int b : {kZero, kClamp, kWrap}) {
                 out.push_back(stencil_case(n, dists[k % 5], one[k % 5][0], b, one[k % 5][1]));
                 out.push_back(
@@ -218,6 +222,13 @@ class Stencil : public StencilProblem {
         out.push_back(stencil_case(1000, dist::all_equal, 1, kClamp, 3, kLaplacian));
         out.push_back(stencil_case(257, dist::offset_scale, 1, kZero, 1, kLaplacian));
         out.push_back(stencil_case(4096, dist::offset_scale, 1, kWrap, 8, kLaplacian));
+        // step 3's second warp tile (packs 32U .. 64U - 1, U = 4 at radius 1 and 2 at radius 8)
+        // with its right halo ending exactly at n - 1 (loaded without the rule), and with n one
+        // smaller (the halo's last cell is outside: an end tile, through the rule)
+        out.push_back(stencil_case(1024, u, 1, kClamp, 1));
+        out.push_back(stencil_case(1025, dist::wide, 1, kZero, 2));
+        out.push_back(stencil_case(519, dist::small_integers, 8, kWrap, 1));
+        out.push_back(stencil_case(520, dist::alternating, 8, kClamp, 2));
         // the largest size the emulator runs, then the GPU's (the first runs capped emulated)
         const u64 mi = u64{1} << 20;
         out.push_back(stencil_case(65539, u, 1, kZero, 8));

@@ -6,12 +6,15 @@
 // slow on skewed keys: a runtime addend compiles to ATOMS.ADD, and equal addresses inside one
 // warp instruction are applied one after another (README, "Step 5").
 //
-// The cure is to add before the atomic: each thread keeps a *run* in two registers, the key it
-// saw last and the counts it has not yet added. While the key repeats it adds in the register;
-// when the key changes it flushes the run with one shared atomic; at the end it flushes what is
-// left. The kernel around it (step 4's loop, zeroing, merge) is given.
+// The cure is to add before the atomic: each thread keeps a *run* in two registers, a key and
+// the counts it has not yet added, and flushes it with one shared atomic when the key changes.
+// One run is not enough for a hot key scattered among other keys: they cut its run every few
+// words. So each thread keeps two runs, the current one and the heaviest so far; a new key
+// flushes the lighter of the two, and the hot key settles in the heavy one, where other keys
+// cannot cut it. The kernel around it (step 4's loop, zeroing, merge) is given; its loop
+// indices are 32-bit, to keep the kernel at 32 registers or fewer (README).
 //
-// What to do: add_word, and the last flush.
+// What to do: add_word, and the last flushes.
 // Read "Step 5" in lessons/06_histogram/README.md first.
 //
 // Check:  ./cudalings check 06_histogram/05_run_length
@@ -25,27 +28,37 @@ constexpr unsigned int kBlockSize = 256;
 constexpr unsigned int kUnroll = 4;           // uint4 loads in flight per thread
 constexpr unsigned int kNoKey = 0xffffffffu;  // never a real key: keys are < kMaxSharedBins
 
-// A lane-private run: the key this thread saw last, and how many copies of it it has counted
-// in its register but not yet added to the block's counters.
+// A lane-private run: a key, and how many copies of it this thread has counted in its register
+// but not yet added to the block's counters.
 struct Run {
     unsigned int key;
     unsigned int pending;
 };
 
-__device__ __forceinline__ void add_word(unsigned int* counts, Run& run, unsigned int word) {
-    // TODO(1 of 2, ~8 lines): key = rle_key(word). If key differs from run.key, the run ends:
-    //   flush it with atomicAdd(&counts[run.key], run.pending) — but only if run.pending is not
-    //   0 (before the first word run.key is kNoKey, not a bin) — then start a new run with this
-    //   key and nothing pending. In every case add rle_count(word) to run.pending.
+// `run` is the current run (the key seen last), `heavy` the heaviest run kept so far. Keep their
+// keys different (a key equal to heavy.key never starts a current run), so that a word adds to
+// at most one of them.
+__device__ __forceinline__ void add_word(unsigned int* counts, Run& run, Run& heavy,
+                                         unsigned int word) {
+    // TODO(1 of 3, ~6 lines): key = rle_key(word), count = rle_count(word). If key is run.key,
+    //   add count to run.pending (the run goes on); else if key is heavy.key, add it to
+    //   heavy.pending (the heavy run, interrupted by other keys, goes on); else the current run
+    //   ends: TODO 2.
+    //
+    // TODO(2 of 3, ~8 lines): a new key ends the current run. If run.pending > heavy.pending,
+    //   swap run and heavy (the heavier run stays in registers). Then flush the lighter one,
+    //   now in `run`, with atomicAdd(&counts[run.key], run.pending), but only if run.pending is
+    //   not 0 (before the first words a key is kNoKey, not a bin), and start the new run:
+    //   run.key = key, run.pending = count.
     //   Delete the (void) line when you are done.
-    (void)counts, (void)run, (void)word;
+    (void)counts, (void)run, (void)heavy, (void)word;
 }
 
-__device__ __forceinline__ void add4(unsigned int* counts, Run& run, const uint4 w) {
-    add_word(counts, run, w.x);
-    add_word(counts, run, w.y);
-    add_word(counts, run, w.z);
-    add_word(counts, run, w.w);
+__device__ __forceinline__ void add4(unsigned int* counts, Run& run, Run& heavy, const uint4 w) {
+    add_word(counts, run, heavy, w.x);
+    add_word(counts, run, heavy, w.y);
+    add_word(counts, run, heavy, w.z);
+    add_word(counts, run, heavy, w.w);
 }
 
 __global__ void __launch_bounds__(kBlockSize)
@@ -57,23 +70,26 @@ __global__ void __launch_bounds__(kBlockSize)
     __syncthreads();
 
     Run run{kNoKey, 0};
+    Run heavy{kNoKey, 0};
+    // 32-bit indices, unlike step 4: n <= 2^28 here, so every index below fits, and the
+    // registers they save pay for the second run (README: why 32 registers matter here).
     const uint4* runs4 = reinterpret_cast<const uint4*>(runs);
-    const size_t n4 = n / 4;
-    const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-    size_t i = tid;
+    const unsigned int n4 = static_cast<unsigned int>(n / 4);
+    const unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int stride = gridDim.x * blockDim.x;
+    unsigned int i = tid;
     for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
         uint4 v[kUnroll];
 #pragma unroll
         for (unsigned int u = 0; u < kUnroll; ++u) v[u] = __ldg(&runs4[i + u * stride]);
 #pragma unroll
-        for (unsigned int u = 0; u < kUnroll; ++u) add4(counts, run, v[u]);
+        for (unsigned int u = 0; u < kUnroll; ++u) add4(counts, run, heavy, v[u]);
     }
-    for (; i < n4; i += stride) add4(counts, run, __ldg(&runs4[i]));
-    const size_t t = 4 * n4 + tid;
-    if (t < n) add_word(counts, run, runs[t]);
-    // TODO(2 of 2, ~1 line): the last run is still in the registers: flush it (if anything is
-    //   pending) into counts, or every thread loses its last run.
+    for (; i < n4; i += stride) add4(counts, run, heavy, __ldg(&runs4[i]));
+    const unsigned int t = 4 * n4 + tid;
+    if (t < n) add_word(counts, run, heavy, runs[t]);
+    // TODO(3 of 3, ~2 lines): both runs are still in the registers: flush each of them (if
+    //   anything is pending) into counts, or every thread loses them.
     __syncthreads();
 
     for (unsigned int b = threadIdx.x; b < num_bins; b += blockDim.x) {
