@@ -12,6 +12,12 @@
 #   grading       grading's GPU tests (the sandbox with CUDA, workers, the autograder)
 #   bench         the checker's own benchmark (bench/check_bench.py)
 #   differential  the emulator against the GPU on every step (the same pass/fail)
+#   corpus        the emulator's corpus of submissions checked on the GPU (emulator/tests/
+#                 differential.py: the same pass/fail as each file's `emulated:` line; no timing)
+#
+# GPU work of another process makes a timed check SUSPECT (the host clock sees more than the
+# GPU's events): run the timed phases (solutions, bench, ctest, fixtures) each alone on the GPU;
+# only untimed phases (skeletons, corpus, differential) may share it with each other.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out="${OUT:-gpu-session}"
@@ -105,7 +111,12 @@ print("\n".join(r for r in rows if "DIFFERENT" in r))
 print(f"{same} of {len(rows)} steps: the same pass/fail on the GPU and under emulation")
 PY
     ;;
-  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential ..."; exit 2 ;;
+  corpus)
+    python3 emulator/tests/differential.py --build "$build" --out "$out/corpus.json" \
+      >"$out/corpus.log" 2>&1
+    grep -E "^XX|files, " "$out/corpus.log"
+    ;;
+  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential|corpus ..."; exit 2 ;;
   esac
   echo "== $phase: $(( $(date +%s) - t0 )) s"
 done
