@@ -63,6 +63,21 @@ TEST_CASE("every solution step passes on the GPU, with timing", "[gpu]") {
     CHECK(j["failed"] == 0);
 }
 
+// The lesson kit's promise on a GPU: a lesson that plugs in through its own folders
+// (tests/throwaway; the CPU side is tests/unit/test_lesson_kit.cpp) is checked and timed like any.
+TEST_CASE("a throwaway lesson is checked and timed on the GPU like any lesson", "[gpu]") {
+    require_gpu();
+    const fs::path root = fs::path(temp_path("throwaway_course_gpu"));
+    fs::copy(fs::path(CUDALINGS_SOURCE_DIR) / "tests" / "throwaway", root,
+             fs::copy_options::recursive);
+    auto timed = check_json({"--root", root.string(), "check", "90/1", "--solutions", "--json"});
+    CHECK(timed["results"][0]["verdict"] == "PASS");
+    CHECK(timed["results"][0]["timings"].size() == 1);
+    auto skeleton = check_json({"--root", root.string(), "check", "90/1", "--no-time", "--json"});
+    CHECK(skeleton["results"][0]["verdict"] == "WRONG");
+    fs::remove_all(root);
+}
+
 TEST_CASE("every skeleton step compiles, runs and fails on the GPU", "[gpu]") {
     require_gpu();
     auto j = check_json({"check", "--all", "--json", "--no-time"});
@@ -207,7 +222,8 @@ TEST_CASE("profile: every lesson's chosen metrics come back from ncu", "[gpu][pr
     require_gpu();
     require_ncu();
     std::map<std::string, std::string> last_step;  // lesson -> its last step
-    const json list = check_json({"list", "--json"});  // kept: a range over a temporary's member dangles
+    const json list =
+        check_json({"list", "--json"});  // kept: a range over a temporary's member dangles
     for (const auto& s : list.at("steps")) {
         const std::string step = s.at("step");
         last_step[step.substr(0, step.find('/'))] = step;
