@@ -25,7 +25,8 @@
 //   - every bin below a block size (256, 512, ...) right, wrong from there on: a zeroing or
 //     merge loop `if (threadIdx.x < num_bins)` that covers only blockDim.x bins;
 //   - the bins add up to more or less than n (or than the words' counts): keys lost or counted
-//     twice (step 5: a run left in a lane's registers never flushed).
+//     twice (step 5: a run left in a lane's registers never flushed, or a copy of the bins
+//     never merged).
 #include <algorithm>
 #include <string>
 
@@ -176,17 +177,19 @@ Outcome judge_bins(const u32* got, const u32* want, u32 bins, bool weighted, cud
         const bool lost = t.got_sum < t.want_sum;
         const u64 off = lost ? t.want_sum - t.got_sum : t.got_sum - t.want_sum;
         o.reason = lost ? (weighted ? "bins: counts lost (a run left in a lane's registers never "
-                                      "flushed?)"
+                                      "flushed, or a copy of the bins never merged?)"
                                     : "bins: keys lost")
                         : (weighted ? "bins: counts added twice" : "bins: keys counted twice");
         o.detail = "The bins add up to " + count_text(t.got_sum) + ", but " + total + " " +
                    count_text(t.want_sum) + ": " + count_text(off) +
                    (lost ? " missing" : " too many") + ". " +
-                   (lost ? (weighted ? "Every run still held in a lane's registers when its "
-                                       "loop ends must be flushed too (one atomicAdd per run "
-                                       "after the loop: step 5 keeps two); otherwise: words "
-                                       "never read (the tail past the last uint4?), or updates "
-                                       "lost to a plain += or a race."
+                   (lost ? (weighted ? "The run still held in a lane's registers when its loop "
+                                       "ends must be flushed too (one atomicAdd after the "
+                                       "loop), and the merge must add up every copy of a bin "
+                                       "(step 5 keeps up to 8 per block, striped across the "
+                                       "lanes); otherwise: words never read (the tail past "
+                                       "the last uint4?), or updates lost to a plain += or a "
+                                       "race."
                                      : "Keys never read (the tail past the last uint4? the "
                                        "last partial block?), a counter zeroed after another "
                                        "warp counted into it (a missing __syncthreads()), or "

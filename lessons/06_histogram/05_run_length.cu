@@ -1,4 +1,5 @@
-// Lesson 06, step 5 — a weighted histogram: lane-private runs.
+// Lesson 06, step 5 — a weighted histogram: lane-private runs, bin copies striped across the
+// lanes.
 //
 // Teaches: contention is back as soon as the value added is not a constant 1. Each input word
 // says "`count` copies of `key`" (rle_key(word), rle_count(word) in the header), and
@@ -6,15 +7,17 @@
 // slow on skewed keys: a runtime addend compiles to ATOMS.ADD, and equal addresses inside one
 // warp instruction are applied one after another (README, "Step 5").
 //
-// The cure is to add before the atomic: each thread keeps a *run* in two registers, a key and
-// the counts it has not yet added, and flushes it with one shared atomic when the key changes.
-// One run is not enough for a hot key scattered among other keys: they cut its run every few
-// words. So each thread keeps two runs, the current one and the heaviest so far; a new key
-// flushes the lighter of the two, and the hot key settles in the heavy one, where other keys
-// cannot cut it. The kernel around it (step 4's loop, zeroing, merge) is given; its loop
-// indices are 32-bit, to keep the kernel at 32 registers or fewer (README).
+// The first cure is to add before the atomic: each thread keeps a *run* in two registers, the
+// key it saw last and the counts it has not yet added. While the key repeats it adds in the
+// register; when the key changes it flushes the run with one shared atomic; at the end it
+// flushes what is left. Runs do not help a hot key scattered among other keys: those cut its
+// runs every few words, and about 8 lanes of each flush instruction still meet on the hot bin.
+// The second cure is copies of the bins striped across the *lanes*: lane l adds into copy
+// l % copies, and the copies of a bin are neighbours in shared memory, in different banks, so
+// equal keys of one instruction land on different counters. The launcher (how many copies), the
+// zeroing and step 4's loop are given; the kernel stays at 32 registers (README).
 //
-// What to do: add_word, and the last flushes.
+// What to do: add_word, the lane's copy, the last flush, and the merge of the copies.
 // Read "Step 5" in lessons/06_histogram/README.md first.
 //
 // Check:  ./cudalings check 06_histogram/05_run_length
@@ -27,75 +30,77 @@
 constexpr unsigned int kBlockSize = 256;
 constexpr unsigned int kUnroll = 4;           // uint4 loads in flight per thread
 constexpr unsigned int kNoKey = 0xffffffffu;  // never a real key: keys are < kMaxSharedBins
+constexpr unsigned int kMaxCopies = 8;        // copies of the bins per block: a power of two
+constexpr size_t kCopyBudget = 16 * 1024;     // bytes of counters per block, at most
 
-// A lane-private run: a key, and how many copies of it this thread has counted in its register
-// but not yet added to the block's counters.
+// A lane-private run: the key this thread saw last, and how many copies of it it has counted
+// in its register but not yet added to the block's counters.
 struct Run {
     unsigned int key;
     unsigned int pending;
 };
 
-// `run` is the current run (the key seen last), `heavy` the heaviest run kept so far. Keep their
-// keys different (a key equal to heavy.key never starts a current run), so that a word adds to
-// at most one of them.
-__device__ __forceinline__ void add_word(unsigned int* counts, Run& run, Run& heavy,
+// `mine` points at this lane's copy of the bins, and copies = 1 << shift: bin k of the copy is
+// mine[k << shift].
+__device__ __forceinline__ void add_word(unsigned int* mine, unsigned int shift, Run& run,
                                          unsigned int word) {
-    // TODO(1 of 3, ~6 lines): key = rle_key(word), count = rle_count(word). If key is run.key,
-    //   add count to run.pending (the run goes on); else if key is heavy.key, add it to
-    //   heavy.pending (the heavy run, interrupted by other keys, goes on); else the current run
-    //   ends: TODO 2.
-    //
-    // TODO(2 of 3, ~8 lines): a new key ends the current run. If run.pending > heavy.pending,
-    //   swap run and heavy (the heavier run stays in registers). Then flush the lighter one,
-    //   now in `run`, with atomicAdd(&counts[run.key], run.pending), but only if run.pending is
-    //   not 0 (before the first words a key is kNoKey, not a bin), and start the new run:
-    //   run.key = key, run.pending = count.
+    // TODO(1 of 4, ~8 lines): key = rle_key(word). If key differs from run.key, the run ends:
+    //   flush it with atomicAdd(&mine[run.key << shift], run.pending), but only if run.pending
+    //   is not 0 (before the first word run.key is kNoKey, not a bin), then start a new run with
+    //   this key and nothing pending. In every case add rle_count(word) to run.pending.
     //   Delete the (void) line when you are done.
-    (void)counts, (void)run, (void)heavy, (void)word;
+    (void)mine, (void)shift, (void)run, (void)word;
 }
 
-__device__ __forceinline__ void add4(unsigned int* counts, Run& run, Run& heavy, const uint4 w) {
-    add_word(counts, run, heavy, w.x);
-    add_word(counts, run, heavy, w.y);
-    add_word(counts, run, heavy, w.z);
-    add_word(counts, run, heavy, w.w);
+__device__ __forceinline__ void add4(unsigned int* mine, unsigned int shift, Run& run,
+                                     const uint4 w) {
+    add_word(mine, shift, run, w.x);
+    add_word(mine, shift, run, w.y);
+    add_word(mine, shift, run, w.z);
+    add_word(mine, shift, run, w.w);
 }
 
-__global__ void __launch_bounds__(kBlockSize)
+// The second argument of __launch_bounds__: at least 8 blocks per SM, so at most 32 registers.
+__global__ void __launch_bounds__(kBlockSize, 8)
     histogram_rle_kernel(const unsigned int* __restrict__ runs, unsigned int* bins, size_t n,
-                         unsigned int num_bins) {
-    extern __shared__ unsigned int counts[];  // num_bins counters
+                         unsigned int num_bins, unsigned int shift) {
+    // num_bins * copies counters, bin-major: the copies of bin b are counts[b * copies + c].
+    extern __shared__ unsigned int counts[];
+    const unsigned int copies = 1u << shift;
 
-    for (unsigned int b = threadIdx.x; b < num_bins; b += blockDim.x) counts[b] = 0;
+    for (unsigned int b = threadIdx.x; b < num_bins * copies; b += blockDim.x) counts[b] = 0;
     __syncthreads();
 
+    // TODO(2 of 4, ~1 line): point `mine` at this lane's copy: counts + the lane's index modulo
+    //   copies. blockDim.x is a multiple of 32 and copies divides 32, so threadIdx.x % copies
+    //   (or threadIdx.x & (copies - 1)) is it. As given, every lane shares copy 0: right
+    //   counts, but the hot spot's lanes meet on one counter again.
+    unsigned int* mine = counts;
+
     Run run{kNoKey, 0};
-    Run heavy{kNoKey, 0};
-    // 32-bit indices, unlike step 4: n <= 2^28 here, so every index below fits, and the
-    // registers they save pay for the second run (README: why 32 registers matter here).
     const uint4* runs4 = reinterpret_cast<const uint4*>(runs);
-    const unsigned int n4 = static_cast<unsigned int>(n / 4);
-    const unsigned int tid = blockIdx.x * blockDim.x + threadIdx.x;
-    const unsigned int stride = gridDim.x * blockDim.x;
-    unsigned int i = tid;
+    const size_t n4 = n / 4;
+    const size_t tid = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
+    size_t i = tid;
     for (; i + (kUnroll - 1) * stride < n4; i += kUnroll * stride) {
         uint4 v[kUnroll];
 #pragma unroll
         for (unsigned int u = 0; u < kUnroll; ++u) v[u] = __ldg(&runs4[i + u * stride]);
 #pragma unroll
-        for (unsigned int u = 0; u < kUnroll; ++u) add4(counts, run, heavy, v[u]);
+        for (unsigned int u = 0; u < kUnroll; ++u) add4(mine, shift, run, v[u]);
     }
-    for (; i < n4; i += stride) add4(counts, run, heavy, __ldg(&runs4[i]));
-    const unsigned int t = 4 * n4 + tid;
-    if (t < n) add_word(counts, run, heavy, runs[t]);
-    // TODO(3 of 3, ~2 lines): both runs are still in the registers: flush each of them (if
-    //   anything is pending) into counts, or every thread loses them.
+    for (; i < n4; i += stride) add4(mine, shift, run, __ldg(&runs4[i]));
+    const size_t t = 4 * n4 + tid;
+    if (t < n) add_word(mine, shift, run, runs[t]);
+    // TODO(3 of 4, ~1 line): the last run is still in the registers: flush it (if anything is
+    //   pending) into this lane's copy, or every thread loses its last run.
     __syncthreads();
 
-    for (unsigned int b = threadIdx.x; b < num_bins; b += blockDim.x) {
-        const unsigned int c = counts[b];
-        if (c != 0) atomicAdd(&bins[b], c);
-    }
+    // TODO(4 of 4, ~4 lines): merge. For b = threadIdx.x; b < num_bins; b += blockDim.x, add up
+    //   the copies of bin b, counts[(b << shift) + k] for k < copies, and atomicAdd the sum into
+    //   bins[b] if it is not 0. (Step 3's counts[b] alone reads the wrong counters here.)
+    (void)bins;
 }
 
 extern "C" cudaError_t histogram_rle(const unsigned int* runs, unsigned int* bins, size_t n,
@@ -104,10 +109,16 @@ extern "C" cudaError_t histogram_rle(const unsigned int* runs, unsigned int* bin
     cudaError_t err = cudaMemsetAsync(bins, 0, num_bins * sizeof(unsigned int), stream);
     if (err != cudaSuccess) return err;
 
-    const size_t shared_bytes = num_bins * sizeof(unsigned int);
+    // As many copies as the budget holds: 8 up to 512 bins, 4 at 1000, 1 at 4096.
+    unsigned int shift = 0;
+    while ((2u << shift) <= kMaxCopies &&
+           (static_cast<size_t>(num_bins) << (shift + 1)) * sizeof(unsigned int) <= kCopyBudget)
+        ++shift;
+    const size_t shared_bytes = (static_cast<size_t>(num_bins) << shift) * sizeof(unsigned int);
     unsigned int grid = 0;
     err = one_wave_grid(kBlockSize, shared_bytes, (n / 4 + kBlockSize - 1) / kBlockSize, &grid);
     if (err != cudaSuccess) return err;
-    histogram_rle_kernel<<<grid, kBlockSize, shared_bytes, stream>>>(runs, bins, n, num_bins);
+    histogram_rle_kernel<<<grid, kBlockSize, shared_bytes, stream>>>(runs, bins, n, num_bins,
+                                                                     shift);
     return cudaGetLastError();
 }
