@@ -522,9 +522,9 @@ int profile(const CheckArgs& args) {
 #endif
 
 // After a check has said everything on the channel, leave without the CUDA runtime's orderly
-// tear-down of the context: the driver releases the same resources when the process ends, and
-// the checker waits for this process before it reports, so the exit is part of every check's
-// time to verdict.
+// tear-down of the context: the driver releases the same resources when the process ends. (A
+// check without a sandbox reports once it has read "done" and does not wait for this exit; a
+// sandboxed one, grading's, waits for it, so there the exit is part of the time to verdict.)
 int leave(int code) {
 #ifdef CUDALINGS_EMULATOR
     return code;  // no GPU context to tear down: the ordinary exit
