@@ -391,6 +391,7 @@ int check(const CheckArgs& args) {
         });
 #endif
         bool stop = false;
+        std::string runner_failed;  // the runner's own call failed (see below)
         try {
             result = driver.run_case(static_cast<int>(i), c, fn, args.seed, args.exact_inputs);
         } catch (const runner::LearnerError& e) {
@@ -405,16 +406,31 @@ int check(const CheckArgs& args) {
             // learner's kernel left behind is the usual cause.
             const bool sticky = !context_usable();
             if (!sticky) {
+#ifdef CUDALINGS_EMULATOR
+                // Or, under emulation, the case's time budget ran out in the runner's own kernels
+                // (its guards and checks of the outputs run on the emulated device too): the
+                // emulator's "slow" finding below decides then, as for the learner's kernels.
+                runner_failed = e.what();
+                result.verdict = Verdict::Crash;
+                result.reason = dev::error_name(e.code);
+                result.detail = explain(e.code);
+#else
                 emit_message("internal_error", e.what());
                 return 1;
+#endif
+            } else {
+                result.verdict = Verdict::Crash;
+                result.reason = dev::error_name(e.code);
+                result.detail = explain(e.code);
+                stop = true;
             }
-            result.verdict = Verdict::Crash;
-            result.reason = dev::error_name(e.code);
-            result.detail = explain(e.code);
-            stop = true;
         }
 #ifdef CUDALINGS_EMULATOR  // the emulator's findings (races, bounds, deadlocks) with file:line
         runner::attach_emulator_findings(result);
+        if (!runner_failed.empty() && result.reason.rfind("too slow under emulation", 0) != 0) {
+            emit_message("internal_error", runner_failed);
+            return 1;
+        }
         // The larger case may be beyond what the emulator can run in its time: not a verdict.
         if (i == large_at && result.verdict == Verdict::Timeout &&
             result.reason.rfind("too slow under emulation", 0) == 0) {
