@@ -30,6 +30,7 @@ constexpr std::size_t kPage = 4096;
 
 struct Arena {
     std::uintptr_t begin = 0, end = 0, next = 0;
+    std::size_t gap_before_next = kGap;  // unmapped between the last allocation and `next`
     std::map<std::uintptr_t, std::unique_ptr<Allocation>> allocations;  // by begin
     Allocation* last = nullptr;
 };
@@ -74,12 +75,13 @@ cudaError_t allocate(void** p, std::size_t bytes, bool host, const std::string& 
     }
     // Wide gaps in dry mode while the arena has room for them (else the usual ones).
     const std::size_t gap = opts().dry && a.next + 2 * kDryGap + mapped <= a.end ? kDryGap : kGap;
-    std::uintptr_t at = a.next + (gap - kGap);
+    std::uintptr_t at = a.next + (gap > a.gap_before_next ? gap - a.gap_before_next : 0);
     if (::mprotect(reinterpret_cast<void*>(at), mapped, PROT_READ | PROT_WRITE) != 0) {
         *p = nullptr;
         return set_error(cudaErrorMemoryAllocation);
     }
     a.next = at + mapped + gap;
+    a.gap_before_next = gap;
     auto alloc = std::make_unique<Allocation>();
     alloc->begin = at;
     alloc->bytes = bytes;
