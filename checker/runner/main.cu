@@ -265,12 +265,12 @@ int load_step(const CheckArgs& args, LoadedStep& out) {
 // grid laid out for the small sizes that a GPU refuses at the large ones (gridDim.y above 65535
 // on a 2^22 x 4 matrix, say) fails here as it does on a GPU. Each launch also runs a sample of
 // its blocks at the real geometry, bounds checks on (Options::sample_blocks: the first block, the
-// last, two picked by the case's seed, a fifth of a second in all): an index that goes out of
+// last, two picked by the case's seed, a tenth of a second in all): an index that goes out of
 // bounds only at these sizes (a 32-bit product past 2^31) is a MEMORY_ERROR. Nothing else a
 // partial run on memory never filled does is a verdict, and the values are a GPU's to check.
 #ifdef CUDALINGS_EMULATOR
 constexpr unsigned kSampleBlocks = 4;
-constexpr double kSampleSeconds = 0.2;
+constexpr double kSampleSeconds = 0.1;
 
 std::string launch_only_name(const std::vector<kit::Case>& sizes) {
     std::vector<std::string> shapes;
