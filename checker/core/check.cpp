@@ -1260,8 +1260,9 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
         " with every check, then one case of up to " + format_size(kEmulatedLargeN) +
         " for its values only, blocks in a shuffled order, 4 at a time, and the larger sizes for "
-        "their launches only (grid and block limits). Not checked here: the values at larger "
-        "sizes (an index that overflows 32 bits), timing, and weak memory (the emulator is "
+        "their launches (grid and block limits) and a few blocks of each with bounds checks. Not "
+        "checked here: the values at larger sizes (an index that overflows 32 bits is seen only "
+        "when it leaves its array in a sampled block), timing, and weak memory (the emulator is "
         "sequentially consistent: a missing __threadfence shows only as a race); a GPU checks "
         "those");
     conclude(report);

@@ -45,9 +45,12 @@ class Driver {
     cudalings::CaseResult run_case(int index, const kit::Case& c, void* fn, kit::u64 seed,
                                    bool exact_inputs);
     // One call of `fn` on a case whose buffers are made and never filled or judged: under the
-    // emulator's dry mode, its launches are checked and not run. Throws LearnerError when the
-    // step's call fails (a launch the GPU would refuse: a grid dimension over its limit).
-    void launch_only(const kit::Case& c, void* fn, kit::u64 seed);
+    // emulator's dry mode, its launches are checked and not run (or run a sample of their
+    // blocks). `at_call` runs after the buffers are made, right before the call. Throws
+    // LearnerError when the step's call fails (a launch the GPU would refuse: a grid dimension
+    // over its limit; an access out of bounds in a sampled block).
+    void launch_only(const kit::Case& c, void* fn, kit::u64 seed,
+                     const std::function<void()>& at_call);
     // Times `fn` (and `reference`, when not null) on a timed case.
     cudalings::TimingResult time_case(const kit::Case& c, void* fn, void* reference, kit::u64 seed,
                                       std::size_t l2_bytes, const std::function<void()>& tick);

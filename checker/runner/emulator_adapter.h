@@ -44,6 +44,21 @@ inline void report_stuck(const cudalings_emu::Diagnostic& d) {
     std::_Exit(0);
 }
 
+// The same for a thread of a sampled block at a size emulated on a sample only (the
+// launch-only case): it may wait for a value that blocks never run would have written, so it is
+// no verdict; the case is not checked.
+inline void report_stuck_in_sample(const cudalings_emu::Diagnostic& d) {
+    cudalings::CaseResult r = case_in_progress().result;
+    r.verdict = cudalings::Verdict::Skipped;
+    r.reason =
+        "not checked: a thread of a sampled block looped without touching memory (at these sizes "
+        "only a sample of each launch's blocks runs, and it may wait for blocks that never ran)";
+    r.detail = cudalings_emu::format({d});
+    if (case_in_progress().send) case_in_progress().send(r);
+    std::fflush(nullptr);
+    std::_Exit(0);
+}
+
 // Before each case: the emulator's time budget starts now (a launch still running when it
 // is spent is "slow"), and the watchdog knows which case it would report.
 inline void begin_case(const cudalings::CaseResult& c, void (*send)(const cudalings::CaseResult&)) {
@@ -53,9 +68,9 @@ inline void begin_case(const cudalings::CaseResult& c, void (*send)(const cudali
     cudalings_emu::start_time_budget();
 }
 
-inline void attach_emulator_findings(cudalings::CaseResult& r) {
+inline void attach_emulator_findings(cudalings::CaseResult& r,
+                                     const std::vector<cudalings_emu::Diagnostic>& found) {
     using cudalings::Verdict;
-    const auto found = cudalings_emu::take_diagnostics();
     const bool explain = cudalings_emu::get_options().explain;
     std::vector<cudalings_emu::Diagnostic> shown;
     // --explain's access pictures ride along as findings (their detail is JSON for the checker
@@ -119,6 +134,10 @@ inline void attach_emulator_findings(cudalings::CaseResult& r) {
     }
     for (const auto& d : shown)
         r.emulator.push_back({d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
+}
+
+inline void attach_emulator_findings(cudalings::CaseResult& r) {
+    attach_emulator_findings(r, cudalings_emu::take_diagnostics());
 }
 
 }  // namespace runner

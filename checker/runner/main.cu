@@ -260,12 +260,18 @@ int load_step(const CheckArgs& args, LoadedStep& out) {
     return -1;
 }
 
-// Emulation's last case: the step called once at each size too large to emulate, with the
-// emulator's dry mode on (every launch checked against a GPU's limits, no kernel run, memory
-// never touched). A grid laid out for the small sizes that a GPU refuses at the large ones
-// (gridDim.y above 65535 on a 2^22 x 4 matrix, say) fails here as it does on a GPU; the values
-// at these sizes are a GPU's to check.
+// Emulation's last case: the step called once at each size too large to emulate, in the
+// emulator's dry mode (every launch checked against a GPU's limits, buffers never filled). A
+// grid laid out for the small sizes that a GPU refuses at the large ones (gridDim.y above 65535
+// on a 2^22 x 4 matrix, say) fails here as it does on a GPU. Each launch also runs a sample of
+// its blocks at the real geometry, bounds checks on (Options::sample_blocks: the first block, the
+// last, two picked by the case's seed, a tenth of a second in all): an index that goes out of
+// bounds only at these sizes (a 32-bit product past 2^31) is a MEMORY_ERROR. Nothing else a
+// partial run on memory never filled does is a verdict, and the values are a GPU's to check.
 #ifdef CUDALINGS_EMULATOR
+constexpr unsigned kSampleBlocks = 4;
+constexpr double kSampleSeconds = 0.1;
+
 std::string launch_only_name(const std::vector<kit::Case>& sizes) {
     std::vector<std::string> shapes;
     for (const auto& c : sizes)
@@ -284,19 +290,32 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
     result.n = sizes.back().n();
     result.size = sizes.back().shape.text();
     emit(event_json(CaseStartEvent{index, result.name, result.n, result.size}));
+    runner::begin_case(result, [](const CaseResult& r) {
+        emit(event_json(r));
+        emit_event("done");
+    });
+    cudalings_emu::set_stuck_handler(runner::report_stuck_in_sample);
     const cudalings_emu::Options before = cudalings_emu::get_options();
     cudalings_emu::Options dry = before;
     dry.dry = true;
     dry.check = dry.explain = false;
-    cudalings_emu::set_options(dry);
+    dry.sample_blocks = 0;  // the lesson kit's own launches (inputs) are not run
+    cudalings_emu::Options sampled = dry;
+    sampled.sample_blocks = kSampleBlocks;
+    sampled.sample_seed = seed;
+    sampled.sample_seconds = kSampleSeconds;
     result.verdict = Verdict::Pass;
     result.detail =
-        "each launch of your step at these sizes was checked against a GPU's limits "
-        "(grid and block dimensions, shared memory) without running it: the values "
-        "at these sizes are a GPU's to check";
+        "each launch of your step at these sizes was checked against a GPU's limits (grid and "
+        "block dimensions, shared memory), and a few of its blocks ran with bounds checks on "
+        "(the values at these sizes are a GPU's to check)";
+    std::vector<cudalings_emu::Diagnostic> found;
+    const kit::Case* out_of_bounds_at = nullptr;
     for (const auto& c : sizes) {
+        bool stop = false;
+        cudalings_emu::set_options(dry);
         try {
-            driver.launch_only(c, fn, seed);
+            driver.launch_only(c, fn, seed, [&] { cudalings_emu::set_options(sampled); });
         } catch (const runner::LearnerError& e) {
             result.verdict = Verdict::Crash;
             result.reason = dev::error_name(e.code);
@@ -306,18 +325,43 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
                 (c.params.label().empty() ? "" : ", " + c.params.label()) +
                 ", a size checked for its launches only (a GPU " +
                 "refuses this launch too): " + explain(e.code);
+            stop = true;
+        } catch (const dev::Error& e) {  // the emulator's own memory, say: no verdict
+            result.verdict = Verdict::Skipped;
+            result.reason = std::string("not checked: ") + e.what();
+            stop = true;
+        }
+        cudalings_emu::set_options(dry);
+        auto now = cudalings_emu::take_diagnostics();
+        const bool out_of_bounds = std::any_of(
+            now.begin(), now.end(), [](const auto& d) { return d.kind == "out-of-bounds"; });
+        found.insert(found.end(), now.begin(), now.end());
+        if (out_of_bounds) {
+            out_of_bounds_at = &c;
+            result.verdict = Verdict::Pass;  // the finding decides (MEMORY_ERROR)
+            result.reason.clear();
+            result.detail.clear();
+        }
+        if (stop || out_of_bounds) {
             result.n = c.n();
             result.size = c.shape.text();
             result.rows = c.shape.two_d ? c.shape.rows : 0;
             result.cols = c.shape.two_d ? c.shape.cols : 0;
             break;
-        } catch (const dev::Error& e) {  // the emulator's own memory, say: no verdict
-            result.verdict = Verdict::Skipped;
-            result.reason = std::string("not checked: ") + e.what();
-            break;
         }
     }
-    runner::attach_emulator_findings(result);
+    runner::attach_emulator_findings(result, found);
+    if (out_of_bounds_at) {
+        const kit::Case& c = *out_of_bounds_at;
+        result.detail =
+            "at " + c.shape.text() + (c.params.label().empty() ? "" : ", " + c.params.label()) +
+            " only (every smaller case passed): a size too large to emulate whole, where a few "
+            "blocks of each launch ran. An index that is right at the smaller sizes and lands "
+            "outside the array here is most likely computed in 32 bits and overflows (an int "
+            "product such as n * t passes 2^31 and turns negative): compute it in 64 bits "
+            "(size_t, or cast one factor first)\n" +
+            result.detail;
+    }
     cudalings_emu::set_options(before);  // the checks too, not only dry mode
     emit(event_json(result));
 }

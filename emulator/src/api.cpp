@@ -22,10 +22,15 @@ namespace {
 
 constexpr std::size_t kArenaBytes = std::size_t{1} << 40;  // reserved, not committed
 constexpr std::size_t kGap = 64 * 1024;                    // unmapped between allocations
+// In dry mode (the sizes too large to emulate whole, where a sample of blocks runs), 16 GiB
+// unmapped on either side of an allocation: an index that a 32-bit product threw off (any int
+// times an element of up to 8 bytes) lands in a gap, never in the next array.
+constexpr std::size_t kDryGap = std::size_t{16} << 30;
 constexpr std::size_t kPage = 4096;
 
 struct Arena {
     std::uintptr_t begin = 0, end = 0, next = 0;
+    std::size_t gap_before_next = kGap;  // unmapped between the last allocation and `next`
     std::map<std::uintptr_t, std::unique_ptr<Allocation>> allocations;  // by begin
     Allocation* last = nullptr;
 };
@@ -68,12 +73,15 @@ cudaError_t allocate(void** p, std::size_t bytes, bool host, const std::string& 
         *p = nullptr;
         return set_error(cudaErrorMemoryAllocation);
     }
-    std::uintptr_t at = a.next;
+    // Wide gaps in dry mode while the arena has room for them (else the usual ones).
+    const std::size_t gap = opts().dry && a.next + 2 * kDryGap + mapped <= a.end ? kDryGap : kGap;
+    std::uintptr_t at = a.next + (gap > a.gap_before_next ? gap - a.gap_before_next : 0);
     if (::mprotect(reinterpret_cast<void*>(at), mapped, PROT_READ | PROT_WRITE) != 0) {
         *p = nullptr;
         return set_error(cudaErrorMemoryAllocation);
     }
-    a.next = at + mapped + kGap;
+    a.next = at + mapped + gap;
+    a.gap_before_next = gap;
     auto alloc = std::make_unique<Allocation>();
     alloc->begin = at;
     alloc->bytes = bytes;
@@ -206,7 +214,10 @@ cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
                                        : ""));
         return set_error(cudaErrorInvalidValue);
     }
-    if (!(opts().dry && is_dev(s) && is_dev(d))) std::memmove(dst, src, bytes);
+    if (!(opts().dry && is_dev(s) && is_dev(d)))
+        std::memmove(dst, src, bytes);
+    else if (bytes)
+        rt().sample_intact = false;  // the destination is not what it would be
     return cudaSuccess;
 }
 
@@ -241,6 +252,12 @@ Allocation* find_allocation(std::uintptr_t a, Allocation** nearest) {
         return al;
     }
     return nullptr;
+}
+
+Allocation* allocation_after(std::uintptr_t a) {
+    Arena& ar = arena();
+    auto it = ar.allocations.upper_bound(a);
+    return it == ar.allocations.end() ? nullptr : it->second.get();
 }
 
 bool is_device_pointer(const void* p) { return in_arena(reinterpret_cast<std::uintptr_t>(p)); }
@@ -302,7 +319,10 @@ CUDALINGS_EMU_API cudaError_t cudaMemset(void* p, int value, size_t bytes) {
                           "cudaMemset on memory that is not (all) device memory: " + why);
         return set_error(cudaErrorInvalidValue);
     }
-    if (!opts().dry) std::memset(p, value, bytes);
+    if (!opts().dry)
+        std::memset(p, value, bytes);
+    else if (bytes && (value & 0xff) != 0)
+        rt().sample_intact = false;  // the memory stays 0, which a sample would read
     return cudaSuccess;
 }
 CUDALINGS_EMU_API cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
@@ -682,6 +702,23 @@ std::string global_location(const Allocation& al, std::uintptr_t a) {
                        std::to_string(al.bytes) + "-byte allocation";
     if (al.where.find("unknown") == std::string::npos) text += " made at " + al.where;
     return text;
+}
+
+std::string location_before(const Allocation& al, std::uintptr_t a) {
+    const std::uintptr_t base = al.user_end ? al.user_begin : al.begin;
+    const std::size_t bytes = base - a;
+    const bool say_where = !al.host_named && al.where.find("unknown") == std::string::npos;
+    if (!al.name.empty() && al.element) {
+        std::string text = al.name + "[-" + std::to_string((bytes + al.element - 1) / al.element) +
+                           "]: out of bounds (" + std::to_string(bytes) +
+                           " bytes before its start)";
+        if (say_where) text += " (allocated at " + al.where + ")";
+        return text;
+    }
+    std::string text = "byte -" + std::to_string(bytes) + " of the " + std::to_string(al.bytes) +
+                       "-byte allocation";
+    if (say_where) text += " made at " + al.where;
+    return text + ": out of bounds (before its start)";
 }
 
 cudaError_t malloc_named(void** p, std::size_t bytes, const char* file, int line, const char* text,

@@ -5,6 +5,7 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -117,6 +118,17 @@ void report(Diagnostic d) {
     // Explain mode's pictures (16 per launch) never crowd out the findings: 64 at most.
     if (list.size() >= 200 || (d.kind == "access" && pictures >= 64)) return;
     list.push_back(std::move(d));
+}
+
+std::size_t pending_count() { return pending().size(); }
+
+bool keep_pending_since(std::size_t from, const std::string& kind) {
+    auto& list = pending();
+    if (from > list.size()) from = list.size();
+    auto end = std::remove_if(list.begin() + std::ptrdiff_t(from), list.end(),
+                              [&](const Diagnostic& d) { return d.kind != kind; });
+    list.erase(end, list.end());
+    return list.size() > from;
 }
 
 std::vector<Diagnostic> take_diagnostics() {

@@ -760,13 +760,15 @@ void on_launch_end() {
 namespace {
 
 // The store about to happen: progress when it changes memory (settle_store compares).
-void remember_store(Thread& t, std::uintptr_t a, unsigned size) {
+void remember_store(Thread& t, std::uintptr_t a, unsigned size, bool global) {
     if (size > sizeof t.store_before) {
         ++rt().progress;
+        if (global) ++rt().global_changes;
         return;
     }
     t.store_at = a;
     t.store_size = size;
+    t.store_global = global;
     std::memcpy(t.store_before, reinterpret_cast<const void*>(a), size);
 }
 
@@ -866,6 +868,15 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
                           what + ": use after free, " + global_location(*z, a) + " of an array",
                           "allocated at " + z->where + ", freed at " + z->freed_where + "\n", pc,
                           cudaErrorIllegalAddress);
+                // Between two arrays: the nearer one is the likelier target (an index that went
+                // negative reaches below the next array, rather than past the previous one).
+                Allocation* after = allocation_after(a);
+                if (after && !after->freed &&
+                    (!z || after->begin - a < a + size - (z->begin + z->bytes)))
+                    fatal("out-of-bounds",
+                          std::string(access_word(write, kind)) + " " + location_before(*after, a),
+                          "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n", pc,
+                          cudaErrorIllegalAddress);
                 if (z)
                     fatal("out-of-bounds",
                           std::string(access_word(write, kind)) + " " + global_location(*z, a) +
@@ -913,7 +924,7 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
             // __device__ / __constant__ variables, tables: no shadow, and a lockstep point only
             // for the volatile and atomic accesses a spin-wait polls.
             if (kind == Access::Plain) {
-                if (write) remember_store(*t, a, size);
+                if (write) remember_store(*t, a, size, true);
                 return;
             }
         }
@@ -945,7 +956,7 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
     // blocks run even without lockstep.
     if (o.lockstep || kind != Access::Plain) yield_to_scheduler();
     // The bytes a store is about to overwrite (atomics: the hook compares).
-    if (write && !atomic) remember_store(*t, a, size);
+    if (write && !atomic) remember_store(*t, a, size, !shared);
     // The block's last atomic or volatile access, counted when it really happens (after the
     // yield: a flag read here sees the stores made while this thread waited its turn), and
     // after its own check (an access does not order itself).
@@ -969,8 +980,13 @@ constexpr cudalings_emu::Access kPlain = cudalings_emu::Access::Plain;
 constexpr cudalings_emu::Access kVolatile = cudalings_emu::Access::Volatile;
 constexpr cudalings_emu::Access kAtomic = cudalings_emu::Access::Atomic;
 // An atomic operation that changed memory is progress (the stall detector).
-inline void atomic_result(bool changed) {
-    if (changed) ++cudalings_emu::rt().progress;
+inline void atomic_result(const volatile void* a, bool changed) {
+    if (!changed) return;
+    cudalings_emu::Runtime& r = cudalings_emu::rt();
+    ++r.progress;
+    const auto window = reinterpret_cast<std::uintptr_t>(r.block ? r.block->window : nullptr);
+    if (!window || reinterpret_cast<std::uintptr_t>(a) - window >= cudalings_emu::kSharedWindow)
+        ++r.global_changes;
 }
 // An atomic stored a value: the poison pattern becomes the GPU's canonical NaN (see
 // canonicalize_poison).
@@ -1052,7 +1068,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
     extern "C" CUDALINGS_EMU_API void __tsan_atomic##bits##_store(volatile T* a, T v, int mo) {   \
         release_fence(mo);                                                                        \
         on_access(reinterpret_cast<std::uintptr_t>(a), bits / 8, true, kAtomic, CUDALINGS_PC);    \
-        atomic_result(*a != v);                                                                   \
+        atomic_result(a, *a != v);                                                                \
         *a = v;                                                                                   \
         written(a, bits);                                                                         \
     }                                                                                             \
@@ -1062,7 +1078,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         T o = *a;                                                                                 \
         *a = v;                                                                                   \
         written(a, bits);                                                                         \
-        atomic_result(o != v);                                                                    \
+        atomic_result(a, o != v);                                                                 \
         return o;                                                                                 \
     }                                                                                             \
     CUDALINGS_RMW(bits, T, fetch_add, o + v)                                                      \
@@ -1080,7 +1096,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         T o = *a;                                                                                 \
         if (o == c) *a = v;                                                                       \
         if (o == c) written(a, bits);                                                             \
-        atomic_result(o == c && o != v);                                                          \
+        atomic_result(a, o == c && o != v);                                                       \
         return o;                                                                                 \
     }
 #define CUDALINGS_RMW(bits, T, name, expr)                                                     \
@@ -1091,7 +1107,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         T n = T(expr);                                                                         \
         *a = n;                                                                                \
         written(a, bits);                                                                      \
-        atomic_result(o != n);                                                                 \
+        atomic_result(a, o != n);                                                              \
         return o;                                                                              \
     }
 // Strong and weak compare-exchange alike: with one OS thread, a weak one never fails spuriously.
@@ -1104,7 +1120,7 @@ extern "C" CUDALINGS_EMU_API void __tsan_ignore_thread_end() {}
         if (o == *c) {                                                                         \
             *a = v;                                                                            \
             written(a, bits);                                                                  \
-            atomic_result(o != v);                                                             \
+            atomic_result(a, o != v);                                                          \
             return 1;                                                                          \
         }                                                                                      \
         *c = o;                                                                                \

@@ -113,6 +113,7 @@ struct Thread {
     // that leaves memory as it was is no progress).
     std::uintptr_t store_at = 0;
     unsigned store_size = 0;
+    bool store_global = false;  // not shared memory
     unsigned char store_before[16] = {};
     // Its last volatile or atomic read, and the progress count then (a repeat is a poll).
     std::uintptr_t poll_at = 0;
@@ -202,6 +203,10 @@ struct Runtime {
     // Progress, for the scheduler's stall detection (schedule.cpp): bumped when a store or an
     // atomic changes memory, when a thread ends, when a warp collective sees new values.
     std::uint64_t progress = 0;
+    // Stores and atomics that changed global memory (a dry-mode sample stops at the first).
+    std::uint64_t global_changes = 0;
+    // Device memory is as dry mode leaves it: a launch may run a sample (Options::sample_blocks).
+    bool sample_intact = false;
     std::uint64_t resumes = 0;  // fiber resumes so far
     // For the watchdog thread (watchdog.cpp): the resumes, and whether a kernel runs.
     std::atomic<std::uint64_t> heartbeat{0};
@@ -266,6 +271,10 @@ bool in_arena(std::uintptr_t a);
 // The allocation that holds [a, a + n): null when none does; *nearest gets the allocation
 // nearest below a (for out-of-bounds messages).
 Allocation* find_allocation(std::uintptr_t a, Allocation** nearest);
+// The allocation that starts above a (null when none), and "a[-4194304]: out of bounds (16777216
+// bytes before its start)" for an address before an allocation's data (an index gone negative).
+Allocation* allocation_after(std::uintptr_t a);
+std::string location_before(const Allocation& al, std::uintptr_t a);
 bool is_device_pointer(const void* p);
 bool in_loaded_module(std::uintptr_t a);  // a program's or library's static data
 bool is_host_accessible_device(const void* p);
@@ -274,6 +283,10 @@ void reset_shadow_for_launch();
 // ------------------------------------------------------------------ diagnostics
 
 void report(Diagnostic d);
+// How many diagnostics are pending; and, of those after the first `from`, keep only those of
+// `kind` (a dry-mode sample reports nothing else). True when one is kept.
+std::size_t pending_count();
+bool keep_pending_since(std::size_t from, const std::string& kind);
 std::string where_pc(const void* pc);  // "file.cu:12" of a code address
 std::string thread_name(const Thread& t);
 std::string block_name(uint3 b);
@@ -303,8 +316,10 @@ void canonicalize_poison(std::uintptr_t a, unsigned size);
 inline void settle_store(Thread& t) {
     if (!t.store_size) return;
     canonicalize_poison(t.store_at, t.store_size);
-    if (std::memcmp(reinterpret_cast<const void*>(t.store_at), t.store_before, t.store_size) != 0)
+    if (std::memcmp(reinterpret_cast<const void*>(t.store_at), t.store_before, t.store_size) != 0) {
         ++rt().progress;
+        if (t.store_global) ++rt().global_changes;
+    }
     t.store_size = 0;
 }
 
@@ -328,6 +343,9 @@ std::string where_threads_are(const Block& b, std::string* file, int* line);
 // schedule.cpp: the grid's blocks in dispatch order, several resident at a time, and the
 // stall detector (cross-block waits).
 void run_grid();
+// Dry mode's sample (Options::sample_blocks): a few of the grid's blocks, each alone, in a time
+// budget; a block that waits for memory no sampled block changes ends quietly.
+void run_sample();
 // A read (or an atomic that changed nothing) while reads are watched: a possible poll.
 void note_read(std::uintptr_t a, unsigned size, const void* pc, bool shared);
 // A store to global memory while a stall is diagnosed: is it the word a waiter polls?

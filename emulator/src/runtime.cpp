@@ -114,6 +114,7 @@ Options get_options() { return opts(); }
 void set_options(const Options& o) {
     rt().options = o;
     rt().options_read = true;
+    rt().sample_intact = o.dry && o.sample_blocks > 0;
 }
 
 Statistics statistics() { return {rt().launches, rt().blocks_run, rt().threads_run}; }
@@ -994,7 +995,13 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
         if (!p || is_device_pointer(p)) continue;
         (void)p;  // reported at the first access (a kernel may never use it)
     }
-    if (opts().dry) return;  // checked, not run
+    // Dry mode: checked, not run, or a sample of the blocks run while memory is as dry mode
+    // leaves it (Options::sample_blocks).
+    const bool sample = opts().dry && opts().sample_blocks > 0 && r.sample_intact;
+    if (opts().dry && !sample) return;
+    const std::size_t findings_before = pending_count();
+    const cudaError_t pending_before = r.pending_error, last_before = r.last_error;
+    const std::uint64_t changes_before = r.global_changes;
     r.body = body;
     r.closure = closure;
     r.site = &site;
@@ -1013,12 +1020,24 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     r.in_kernel = true;
     watch_for_stuck_threads();
     r.kernel_running.store(true);
-    run_grid();
+    if (sample)
+        run_sample();
+    else
+        run_grid();
     r.kernel_running.store(false);
     r.in_kernel = false;
     r.current = nullptr;
     r.block = nullptr;
     on_launch_end();
+    if (sample) {
+        // Only an out-of-bounds access is a finding of a sample; what else stopped it (a trap, a
+        // deadlock, a fault on a pointer read from memory never filled) leaves no error behind.
+        if (!keep_pending_since(findings_before, "out-of-bounds")) {
+            r.pending_error = pending_before;
+            r.last_error = last_before;
+        }
+        if (r.global_changes != changes_before) r.sample_intact = false;
+    }
     r.body = nullptr;
     r.closure = nullptr;
     r.site = nullptr;

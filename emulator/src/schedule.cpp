@@ -258,10 +258,10 @@ Block* new_slot(Grid& g) {
     return g.slots.back().get();
 }
 
-void admit(Grid& g, const DispatchOrder& order) {
+void admit(Grid& g, std::uint64_t linear) {
     Runtime& r = rt();
     Block* b = new_slot(g);
-    std::uint64_t linear = order.at(g.next++);
+    ++g.next;
     const dim3 grid = r.grid_dim;
     b->idx = {unsigned(linear % grid.x), unsigned(linear / grid.x % grid.y),
               unsigned(linear / (std::uint64_t{grid.x} * grid.y))};
@@ -472,7 +472,7 @@ void run_grid() {
         // While a stall is diagnosed, the pending blocks start one at a time, alone.
         std::uint64_t room = g.diagnosing ? 1 : capacity;
         while (g.active.size() < room && g.next < g.total) {
-            admit(g, order);
+            admit(g, order.at(g.next));
             progressed = true;
         }
         if (g.active.empty()) {
@@ -535,6 +535,90 @@ void run_grid() {
     while (!g.active.empty()) drop(g, g.active.back());
     g_watch.stop();
     r.watch_writes = false;
+    r.block = nullptr;
+}
+
+// The blocks of a dry-mode sample, by linear index: the first, the last, then seeded picks
+// (another set for each launch), `count` in all (every block of a smaller grid).
+namespace {
+std::vector<std::uint64_t> sample_of(std::uint64_t blocks, unsigned count, std::uint64_t seed,
+                                     std::uint32_t launch) {
+    std::vector<std::uint64_t> picks;
+    auto add = [&](std::uint64_t b) {
+        if (picks.size() < count && std::find(picks.begin(), picks.end(), b) == picks.end())
+            picks.push_back(b);
+    };
+    if (blocks <= count) {
+        for (std::uint64_t b = 0; b < blocks; ++b) picks.push_back(b);
+        return picks;
+    }
+    add(0);
+    add(blocks - 1);
+    for (std::uint64_t k = 0; picks.size() < count && k < 4ull * count; ++k)
+        add(mix64(seed * 0x9e3779b97f4a7c15ull + launch * 0xd1b54a32d192ed03ull + k) % blocks);
+    return picks;
+}
+}  // namespace
+
+void run_sample() {
+    Runtime& r = rt();
+    const Options& o = opts();
+    Grid g;
+    const std::vector<std::uint64_t> picks =
+        sample_of(std::uint64_t{r.grid_dim.x} * r.grid_dim.y * r.grid_dim.z,
+                  std::max(1u, o.sample_blocks), o.sample_seed, r.launch_serial);
+    g.total = picks.size();
+    const unsigned quantum = unsigned(std::min<std::uint64_t>(
+        std::uint64_t{std::max(1u, o.quantum)} * r.block_dim.x * r.block_dim.y * r.block_dim.z,
+        1u << 30));
+    // The budget is the launch's, shared by its blocks: a block that waits for one never run
+    // (a look-back), or loops over far more than a sample needs (a grid-stride loop at 2^28),
+    // ends when its share is spent.
+    const double share = std::max(0.0, o.sample_seconds) / double(picks.size());
+    g_waiters.clear();
+    g_watched.clear();
+    r.watch_writes = false;
+    const std::size_t findings_at_start = pending_count();
+    const cudaError_t pending_at_start = r.pending_error;
+    for (std::uint64_t linear : picks) {
+        if (r.abort) {
+            // A block stopped the kernel: an out-of-bounds access ends the sample; anything else
+            // (a trap on a value never filled in, a null pointer read from memory) is no
+            // finding of a sample, and the next block runs.
+            while (!g.active.empty()) drop(g, g.active.back());
+            if (keep_pending_since(findings_at_start, "out-of-bounds")) break;
+            r.abort = false;
+            r.pending_error = pending_at_start;
+        }
+        admit(g, linear);
+        Block* b = g.active.back();
+        const auto started = std::chrono::steady_clock::now();
+        g_watch.stop();
+        g_watch.quiet_since = r.resumes;
+        while (!r.abort) {
+            const std::uint64_t progress_before = r.progress;
+            const std::size_t polls_before = g_watch.polls.size();
+            switch_to(*b);
+            const SliceEnd end = run_slice(*b, quantum);
+            r.current = nullptr;
+            if (end == SliceEnd::Finished) {
+                retire(g, b);
+                break;
+            }
+            if (r.abort) break;
+            const double spent =
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+            // Out of time, or waiting for memory no block of the sample changes: the block ends
+            // here, unreported (its other blocks would have let it go on).
+            if (spent > share ||
+                stalled(r.progress != progress_before, polls_before, kQuietResumes)) {
+                drop(g, b);
+                break;
+            }
+        }
+    }
+    while (!g.active.empty()) drop(g, g.active.back());
+    g_watch.stop();
     r.block = nullptr;
 }
 

@@ -85,6 +85,52 @@ TEST_CASE("dry mode checks launches without running them or touching memory", "[
     use_options(true, false);
 }
 
+// The launch-only sizes of the checker: a sample of each launch's blocks runs, bounds checked;
+// nothing else a partial run on memory never filled does is a finding.
+TEST_CASE("a dry-mode sample finds an index that overflows only at 2^28 and nothing else",
+          "[emu][semantics]") {
+    use_options(false, false);
+    void* m = open_module(CUDALINGS_EMU_SEMANTICS_MODULE);
+    emu::Options o = emu::get_options();
+    const emu::Options before = o;
+    o.dry = true;
+    o.sample_blocks = 4;
+    o.sample_seed = 0x5eed;
+    o.sample_seconds = 0.2;
+    o.time_limit_seconds = 10;
+    std::uint64_t ran = 0;  // blocks the last entry ran
+    auto run = [&](const char* name) {
+        emu::set_options(o);  // each entry starts with memory as dry mode leaves it
+        const std::uint64_t blocks_before = emu::statistics().blocks;
+        const auto start = std::chrono::steady_clock::now();
+        const int result = entry<int (*)()>(m, name)();
+        const double seconds =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        auto found = emu::take_diagnostics();
+        INFO(name << " returned " << result << " in " << seconds << " s\n" << emu::format(found));
+        CHECK(result == 0);
+        CHECK(seconds < 1.5);  // a launch's budget, and the stall detector
+        ran = emu::statistics().blocks - blocks_before;
+        return found;
+    };
+    const auto overflow = run("sem_sample_overflow");
+    REQUIRE(overflow.size() == 1);
+    CHECK(overflow[0].kind == "out-of-bounds");
+    CHECK(overflow[0].line > 0);
+    CHECK_THAT(overflow[0].message, ContainsSubstring("[-4194304]: out of bounds"));
+    CHECK_THAT(overflow[0].detail, ContainsSubstring("block (63)"));
+    CHECK(ran == 2);  // block 0 (its share of the time spent), then block 63 (the fault)
+    for (const char* name : {"sem_sample_quiet_wait", "sem_sample_quiet_stride",
+                             "sem_sample_quiet_assert", "sem_sample_quiet_pointer"}) {
+        for (const auto& d : run(name)) CHECK(d.severity != "error");
+        CHECK(ran == 4);  // the first block, the last and two picked from the seed
+    }
+    for (const auto& d : run("sem_sample_stops_after_a_change")) CHECK(d.severity != "error");
+    CHECK(ran == 4);  // fill_ones's sample; the copy after it is not run
+    emu::set_options(before);
+    use_options(true, false);
+}
+
 TEST_CASE("correct code in unusual forms runs without a finding", "[emu][semantics]") {
     use_options(true, false);
     void* m = open_module(CUDALINGS_EMU_UNUSUAL_MODULE);

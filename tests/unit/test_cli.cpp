@@ -144,6 +144,32 @@ TEST_CASE("under emulation, a write past the end is MEMORY_ERROR at the learner'
     remove_course(root);
 }
 
+// Above 2^20+1025 the emulator runs a sample of each launch's blocks: an int product that
+// overflows only at 2^28 sends the last block's index below the array, found with its line, its
+// element and the size, and said to be a 32-bit overflow.
+TEST_CASE("under emulation, an index that overflows only at 2^28 is MEMORY_ERROR naming the size",
+          "[cli]") {
+    auto root = course_with(std::string(CUDALINGS_SOURCE_DIR) +
+                                "/checks/01_vector_add/fixtures/"
+                                "memory_error_int32_product_overflow.cu",
+                            "01_vector_add/01_one_thread_per_element.cu");
+    auto r = cudalings({"--root", root, "check", "1/1", "--emulate", "--json"});
+    INFO(r.out.substr(0, 4000) << r.err.substr(0, 1000));
+    auto j = nlohmann::json::parse(r.out);
+    const auto& step = j["results"][0];
+    CHECK(step["verdict"] == "MEMORY_ERROR");
+    const auto& last = step["cases"].back();
+    CHECK_THAT(last["name"].get<std::string>(), ContainsSubstring("launches only"));
+    for (std::size_t i = 0; i + 1 < step["cases"].size(); ++i)
+        CHECK(step["cases"][i]["verdict"] == "PASS");  // every smaller size is right
+    const std::string detail = last["detail"].get<std::string>();
+    CHECK_THAT(detail, ContainsSubstring("at n=2^28 only"));
+    CHECK_THAT(detail, ContainsSubstring("computed in 32 bits"));
+    CHECK_THAT(detail, ContainsSubstring("01_one_thread_per_element.cu:26: error: read of "
+                                         "a[-4194304]: out of bounds"));
+    remove_course(root);
+}
+
 // Every fixture that says what the CPU emulator must conclude (`// emulated: VERDICT`) gets it,
 // with the same reason where it names one: the emulator's verdicts are tested in CI as the GPU's
 // are on a GPU.

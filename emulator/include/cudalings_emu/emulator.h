@@ -40,6 +40,19 @@ struct Options {
     // memsets and copies are skipped: the launch geometry of a size too large to emulate, on
     // memory that is never touched (so never committed).
     bool dry = false;
+    // Dry mode with a sample (sizes too large to emulate whole, docs/emulator.md): each launch
+    // runs `sample_blocks` of its blocks at its real geometry instead of none (the first, the
+    // last, and blocks picked from `sample_seed` and the launch's serial number), each alone,
+    // for at most `sample_seconds` in all; then the launch ends, its other blocks never run. A
+    // block that waits for memory no sampled block changes ends without a report. Only
+    // out-of-bounds accesses are reported from a sample: what else a partial run on memory never
+    // filled can do (a wait, a trap, a stop for time) is not a finding. A launch runs a sample
+    // only while device memory is as dry mode leaves it (set_options starts that): once a
+    // sampled launch changed global memory, or a memset of a value other than 0 or a
+    // device-to-device copy was skipped, the later launches are checked and not run.
+    unsigned sample_blocks = 0;
+    std::uint64_t sample_seed = 0;
+    double sample_seconds = 0.2;
 };
 
 // Read once from the environment, set_options overrides:

@@ -2,6 +2,7 @@
 // use them and returns 0 when the results are right (else a number that says which check failed).
 #include <cuda_runtime.h>
 
+#include <cassert>
 #include <cstdint>
 #include <vector>
 
@@ -256,6 +257,106 @@ extern "C" int sem_dry_launches() {
     if (cudaGetLastError() != cudaErrorInvalidConfiguration) return 6;
     cudaFree(y);
     cudaFree(z);
+    return 0;
+}
+
+// Dry mode with a sample (Options::sample_blocks, set by the caller): a few blocks of each
+// launch run at the real geometry, bounds checked. An int product that passes 2^31 only at
+// n = 2^28 (chunk bounds n * block / blocks, every block from 8 on) sends the last block's index
+// negative: out of bounds, a fault at the next synchronizing call.
+__global__ void chunked_copy_int(const float* x, float* y, int n) {
+    const int block = static_cast<int>(blockIdx.x), blocks = static_cast<int>(gridDim.x);
+    const int begin = n * block / blocks, end = n * (block + 1) / blocks;
+    for (int i = begin + static_cast<int>(threadIdx.x); i < end; i += static_cast<int>(blockDim.x))
+        y[i] = x[i];
+}
+extern "C" int sem_sample_overflow() {
+    const int n = 1 << 28;
+    float *x, *y;
+    if (cudaMalloc(&x, std::size_t(n) * 4) != cudaSuccess ||
+        cudaMalloc(&y, std::size_t(n) * 4) != cudaSuccess)
+        return 1;
+    chunked_copy_int<<<64, 256>>>(x, y, n);
+    if (cudaGetLastError() != cudaSuccess) return 2;
+    if (cudaDeviceSynchronize() != cudaErrorIllegalAddress) return 3;
+    cudaFree(x);
+    cudaFree(y);
+    return 0;
+}
+
+// What a sample of blocks on memory never filled does that is no bug: a look-back that waits
+// for a block never run, a grid-stride loop far longer than the budget, an assert on a value
+// the input never had, a pointer read from memory never written (null). None is reported, the
+// launch ends, and the calls return cudaSuccess.
+__global__ void wait_for_predecessor(volatile int* flags, float* y) {
+    if (blockIdx.x > 0)
+        while (flags[blockIdx.x - 1] == 0) {
+        }
+    y[blockIdx.x * blockDim.x + threadIdx.x] = 1.0f;
+    __syncthreads();
+    if (threadIdx.x == 0) flags[blockIdx.x] = 1;
+}
+__global__ void stride_over(float* y, unsigned long long n) {
+    for (unsigned long long i = blockIdx.x * 256ull + threadIdx.x; i < n; i += 256ull * gridDim.x)
+        y[i] = y[i] + 1.0f;
+}
+__global__ void assert_filled(const float* x) { assert(x[blockIdx.x] == 1.0f); }
+__global__ void follow_pointer(float* const* table) { *table[blockIdx.x] = 1.0f; }
+// Each entry runs one of them on 2^28 elements (the test resets the options in between: a launch
+// that changed memory ends the sampling).
+extern "C" int sem_sample_quiet_wait() {
+    const unsigned long long n = 1ull << 28;
+    float* y;
+    int* flags;
+    if (cudaMalloc(&y, n * 4) != cudaSuccess || cudaMalloc(&flags, (n / 256) * 4) != cudaSuccess)
+        return 1;
+    wait_for_predecessor<<<unsigned(n / 256), 256>>>(flags, y);
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) return 2;
+    cudaFree(y);
+    cudaFree(flags);
+    return 0;
+}
+extern "C" int sem_sample_quiet_stride() {
+    const unsigned long long n = 1ull << 28;
+    float* y;
+    if (cudaMalloc(&y, n * 4) != cudaSuccess) return 1;
+    stride_over<<<264, 256>>>(y, n);
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) return 2;
+    cudaFree(y);
+    return 0;
+}
+extern "C" int sem_sample_quiet_assert() {
+    float* y;
+    if (cudaMalloc(&y, 1024 * 4) != cudaSuccess) return 1;
+    assert_filled<<<1024, 32>>>(y);
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) return 2;
+    cudaFree(y);
+    return 0;
+}
+extern "C" int sem_sample_quiet_pointer() {
+    float** table;
+    if (cudaMalloc(&table, 1024 * sizeof(float*)) != cudaSuccess) return 1;
+    follow_pointer<<<1024, 1>>>(table);
+    if (cudaDeviceSynchronize() != cudaSuccess || cudaGetLastError() != cudaSuccess) return 2;
+    cudaFree(table);
+    return 0;
+}
+
+// Once a sampled launch changed device memory, the later launches of the call are not run: they
+// would read what a partial run left (here, the out-of-bounds launch after fill_ones is only
+// checked). Returns 0 when the second launch did not run.
+extern "C" int sem_sample_stops_after_a_change() {
+    const int n = 1 << 28;
+    float *x, *y;
+    if (cudaMalloc(&x, std::size_t(n) * 4) != cudaSuccess ||
+        cudaMalloc(&y, std::size_t(n) * 4) != cudaSuccess)
+        return 1;
+    fill_ones<<<unsigned(n / 256), 256>>>(x, (unsigned long long)n);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 2;
+    chunked_copy_int<<<64, 256>>>(x, y, n);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 3;
+    cudaFree(x);
+    cudaFree(y);
     return 0;
 }
 
