@@ -35,8 +35,8 @@ struct ChildOptions {
     // true the child has said all it will say, and the result comes back without waiting for
     // the child's exit (a GPU process's exit is the driver tearing its context down, ~0.1 s).
     // The group is killed as always, and a later run_supervised call reaps it, so finished
-    // children never pile up. Not for a child in a memory cgroup
-    // (the cgroup is removed when the call returns, which needs its processes gone).
+    // children never pile up. Not for a child in a memory cgroup (the cgroup is removed when
+    // the call returns, which needs its processes gone).
     std::function<bool(const std::string&)> finished;
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
 };

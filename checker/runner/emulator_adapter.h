@@ -68,6 +68,14 @@ inline void begin_case(const cudalings::CaseResult& c, void (*send)(const cudali
     cudalings_emu::start_time_budget();
 }
 
+// The reason of a case the emulator stopped for time while it still made progress: not a
+// verdict on the code where the case is beyond what the emulator can run (the larger case).
+inline constexpr const char* kTooSlowToEmulate =
+    "too slow under emulation (still making progress, not a hang)";
+inline bool too_slow_to_emulate(const cudalings::CaseResult& r) {
+    return r.verdict == cudalings::Verdict::Timeout && r.reason == kTooSlowToEmulate;
+}
+
 inline void attach_emulator_findings(cudalings::CaseResult& r,
                                      const std::vector<cudalings_emu::Diagnostic>& found) {
     using cudalings::Verdict;
@@ -118,7 +126,7 @@ inline void attach_emulator_findings(cudalings::CaseResult& r,
     if (first_error && first_error->kind == "slow") {
         // Not a hang: the kernel kept making progress, the emulator is too slow for it.
         r.verdict = Verdict::Timeout;
-        r.reason = "too slow under emulation (still making progress, not a hang)";
+        r.reason = kTooSlowToEmulate;
         r.detail = text;
     } else if (first_error && hangs_on_a_gpu(first_error->kind)) {
         // The call ended with the emulator's launch timeout: a TIMEOUT, explained.

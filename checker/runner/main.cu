@@ -269,6 +269,12 @@ int load_step(const CheckArgs& args, LoadedStep& out) {
 // bounds only at these sizes (a 32-bit product past 2^31) is a MEMORY_ERROR. Nothing else a
 // partial run on memory never filled does is a verdict, and the values are a GPU's to check.
 #ifdef CUDALINGS_EMULATOR
+// How the emulator's watchdog sends a case's result from its own thread, the process's last.
+void send_last_result(const CaseResult& r) {
+    emit(event_json(r));
+    emit_event("done");
+}
+
 constexpr unsigned kSampleBlocks = 4;
 constexpr double kSampleSeconds = 0.1;
 
@@ -290,10 +296,7 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
     result.n = sizes.back().n();
     result.size = sizes.back().shape.text();
     emit(event_json(CaseStartEvent{index, result.name, result.n, result.size}));
-    runner::begin_case(result, [](const CaseResult& r) {
-        emit(event_json(r));
-        emit_event("done");
-    });
+    runner::begin_case(result, send_last_result);
     cudalings_emu::set_stuck_handler(runner::report_stuck_in_sample);
     const cudalings_emu::Options before = cudalings_emu::get_options();
     cudalings_emu::Options dry = before;
@@ -429,10 +432,7 @@ int check(const CheckArgs& args) {
         result.rows = c.shape.two_d ? c.shape.rows : 0;
         result.cols = c.shape.two_d ? c.shape.cols : 0;
 #ifdef CUDALINGS_EMULATOR  // a CUDA thread that never ends is reported from the watchdog's thread
-        runner::begin_case(result, [](const CaseResult& r) {
-            emit(event_json(r));
-            emit_event("done");
-        });
+        runner::begin_case(result, send_last_result);
 #endif
         bool stop = false;
         std::string runner_failed;  // the runner's own call failed (see below)
@@ -448,36 +448,30 @@ int check(const CheckArgs& args) {
         } catch (const dev::Error& e) {
             // The runner's own call failed after the learner's code ran: a sticky error the
             // learner's kernel left behind is the usual cause.
-            const bool sticky = !context_usable();
-            if (!sticky) {
+            result.verdict = Verdict::Crash;
+            result.reason = dev::error_name(e.code);
+            result.detail = explain(e.code);
+            stop = !context_usable();
+            if (!stop) {
 #ifdef CUDALINGS_EMULATOR
                 // Or, under emulation, the case's time budget ran out in the runner's own kernels
                 // (its guards and checks of the outputs run on the emulated device too): the
                 // emulator's "slow" finding below decides then, as for the learner's kernels.
                 runner_failed = e.what();
-                result.verdict = Verdict::Crash;
-                result.reason = dev::error_name(e.code);
-                result.detail = explain(e.code);
 #else
                 emit_message("internal_error", e.what());
                 return 1;
 #endif
-            } else {
-                result.verdict = Verdict::Crash;
-                result.reason = dev::error_name(e.code);
-                result.detail = explain(e.code);
-                stop = true;
             }
         }
 #ifdef CUDALINGS_EMULATOR  // the emulator's findings (races, bounds, deadlocks) with file:line
         runner::attach_emulator_findings(result);
-        if (!runner_failed.empty() && result.reason.rfind("too slow under emulation", 0) != 0) {
+        if (!runner_failed.empty() && !runner::too_slow_to_emulate(result)) {
             emit_message("internal_error", runner_failed);
             return 1;
         }
         // The larger case may be beyond what the emulator can run in its time: not a verdict.
-        if (i == large_at && result.verdict == Verdict::Timeout &&
-            result.reason.rfind("too slow under emulation", 0) == 0) {
+        if (i == large_at && runner::too_slow_to_emulate(result)) {
             result.verdict = Verdict::Skipped;
             result.reason = "not checked: too slow to emulate at this size (a GPU runs it)";
         }
