@@ -474,13 +474,6 @@ int check(const CheckArgs& args) {
         if (i == large_at && runner::too_slow_to_emulate(result)) {
             result.verdict = Verdict::Skipped;
             result.reason = "not checked: too slow to emulate at this size (a GPU runs it)";
-        } else if (!all_passed && runner::too_slow_to_emulate(result)) {
-            // Nor is any case once a smaller one has failed: that failure names the bug, and
-            // the emulator's speed (a slow or busy machine) must not hide it behind a TIMEOUT.
-            result.verdict = Verdict::Skipped;
-            result.reason =
-                "not checked: too slow to emulate at this size (a smaller case "
-                "already failed)";
         }
 #endif
         all_passed = all_passed && result.verdict == Verdict::Pass;
