@@ -31,17 +31,22 @@ inline CaseInProgress& case_in_progress() {
     return c;
 }
 
-// The watchdog's handler: the case is a TIMEOUT with the line the thread loops at, and the
-// process ends (its thread cannot be stopped); the remaining cases are not run.
+// Sends the case's result from the watchdog's thread and ends the process (the stuck thread
+// cannot be stopped); the remaining cases are not run.
+[[noreturn]] inline void send_and_exit(const cudalings::CaseResult& r) {
+    if (case_in_progress().send) case_in_progress().send(r);
+    std::fflush(nullptr);
+    std::_Exit(0);
+}
+
+// The watchdog's handler: the case is a TIMEOUT with the line the thread loops at.
 inline void report_stuck(const cudalings_emu::Diagnostic& d) {
     cudalings::CaseResult r = case_in_progress().result;
     r.verdict = cudalings::Verdict::Timeout;
     r.reason = "kernel did not finish: a thread loops without touching memory (it never ends)";
     r.detail = cudalings_emu::format({d});
     r.emulator.push_back({d.kind, d.severity, d.file, d.line, d.message, d.detail, d.count});
-    if (case_in_progress().send) case_in_progress().send(r);
-    std::fflush(nullptr);
-    std::_Exit(0);
+    send_and_exit(r);
 }
 
 // The same for a thread of a sampled block at a size emulated on a sample only (the
@@ -54,9 +59,7 @@ inline void report_stuck_in_sample(const cudalings_emu::Diagnostic& d) {
         "not checked: a thread of a sampled block looped without touching memory (at these sizes "
         "only a sample of each launch's blocks runs, and it may wait for blocks that never ran)";
     r.detail = cudalings_emu::format({d});
-    if (case_in_progress().send) case_in_progress().send(r);
-    std::fflush(nullptr);
-    std::_Exit(0);
+    send_and_exit(r);
 }
 
 // Before each case: the emulator's time budget starts now (a launch still running when it
