@@ -1,0 +1,631 @@
+// The judge split's first step, measured on a GPU: can a trusted judge process own every device
+// buffer and lend it to an untrusted learner process that runs inside the grading sandbox
+// (bubblewrap: its own user and PID namespaces) under the seccomp filter?
+//
+//   fd_share_spike [--bwrap PATH] [--n N] [--reps R]
+//
+// For each way of starting the learner (directly, with the filter and no capabilities, as
+// `check` would; inside bwrap with the sandbox's filter too, as `grade` would; directly without
+// any filter, as today's runner) the judge:
+//   1. allocates an input and an output with the virtual memory API (cuMemCreate, handle type
+//      CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), fills them, exports each as a descriptor and
+//      sends the descriptors with SCM_RIGHTS over a socketpair made before the learner started;
+//   2. has the learner import, map and set access, run out = 2·in + 1 on them and say
+//      "returned"; then checks every element itself;
+//   3. measures: each process's context start, the import and map, the round trip of an empty
+//      call, the learner's kernel on lent buffers against the same kernel on its own
+//      allocations (events), and the judge's host clock around R calls against the learner's
+//      event times;
+//   4. has the learner try what a hostile submission would (ptrace, process_vm_readv, signals,
+//      /proc/<judge>/mem and environ, pidfd_open, namespaces, clone3, perf, io_uring) and the
+//      legacy CUDA IPC handle, and prints what each got.
+// Prints one table per mode and a verdict line; exit status 0 when every mode's values were
+// right and every forbidden call was refused where the filter was on.
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "sandbox.h"
+#include "seccomp_filter.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+#define CU(call)                                                                       \
+    do {                                                                               \
+        CUresult r_ = (call);                                                          \
+        if (r_ != CUDA_SUCCESS) {                                                      \
+            const char* s_ = nullptr;                                                  \
+            cuGetErrorName(r_, &s_);                                                   \
+            std::fprintf(stderr, "[%d] %s:%d %s: %s\n", getpid(), __FILE__, __LINE__, #call, \
+                         s_ ? s_ : "?");                                               \
+            std::exit(3);                                                              \
+        }                                                                              \
+    } while (0)
+#define CUDART(call)                                                                   \
+    do {                                                                               \
+        cudaError_t e_ = (call);                                                       \
+        if (e_ != cudaSuccess) {                                                       \
+            std::fprintf(stderr, "[%d] %s:%d %s: %s\n", getpid(), __FILE__, __LINE__, #call, \
+                         cudaGetErrorName(e_));                                        \
+            std::exit(3);                                                              \
+        }                                                                              \
+    } while (0)
+
+// ---- messages over the socketpair (SOCK_SEQPACKET: one message per send) ----
+
+struct Message {
+    char kind[16] = {};
+    std::uint64_t a = 0, b = 0, c = 0;
+    double x = 0, y = 0, z = 0, w = 0;
+    char text[2048] = {};
+};
+
+void send_msg(int sock, const Message& m, const int* fds = nullptr, int nfds = 0) {
+    iovec iov{const_cast<Message*>(&m), sizeof m};
+    msghdr h{};
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
+    if (nfds > 0) {
+        h.msg_control = control;
+        h.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
+        cmsghdr* c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
+        std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
+    }
+    if (::sendmsg(sock, &h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof m)) {
+        std::perror("sendmsg");
+        std::exit(3);
+    }
+}
+
+// Receives one message; descriptors that came with it go to `fds`.
+bool recv_msg(int sock, Message& m, std::vector<int>* fds = nullptr) {
+    iovec iov{&m, sizeof m};
+    msghdr h{};
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
+    h.msg_control = control;
+    h.msg_controllen = sizeof control;
+    ssize_t got = ::recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
+    if (got != static_cast<ssize_t>(sizeof m)) return false;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fds) {
+            int n = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+            for (int i = 0; i < n; ++i) {
+                int fd;
+                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+                fds->push_back(fd);
+            }
+        }
+    return true;
+}
+
+Message make(const char* kind) {
+    Message m;
+    std::snprintf(m.kind, sizeof m.kind, "%s", kind);
+    return m;
+}
+
+__global__ void axpb(const float* in, float* out, std::uint64_t n) {
+    for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::uint64_t(gridDim.x) * blockDim.x)
+        out[i] = 2.0f * in[i] + 1.0f;
+}
+
+void launch(const float* in, float* out, std::uint64_t n, cudaStream_t s) {
+    int sms = 0;
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+    axpb<<<sms * 8, 256, 0, s>>>(in, out, n);
+}
+
+// The allocation granularity of the virtual memory API on device 0.
+CUmemAllocationProp fd_prop() {
+    CUmemAllocationProp p{};
+    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    p.location.id = 0;
+    p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+    return p;
+}
+
+std::size_t round_up(std::size_t x, std::size_t g) { return (x + g - 1) / g * g; }
+
+// ---------------------------------------------------------------- the learner (untrusted) ----
+
+double median(std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? 0 : v[v.size() / 2];
+}
+
+std::string attempt(const char* what, long rc, int err) {
+    char line[200];
+    std::snprintf(line, sizeof line, "%-36s %s\n", what,
+                  rc >= 0 ? "ALLOWED" : (std::string("refused: ") + strerrorname_np(err)).c_str());
+    return line;
+}
+
+// What a hostile submission would try against the judge (pid `judge`, as the judge sees
+// itself: inside a PID namespace that number names nothing or someone else).
+std::string hostile_probes(pid_t judge) {
+    std::string out;
+    long rc;
+    errno = 0;
+    rc = ::ptrace(PTRACE_ATTACH, judge, nullptr, nullptr);
+    out += attempt("ptrace(ATTACH, judge)", rc, errno);
+    if (rc == 0) ::ptrace(PTRACE_DETACH, judge, nullptr, nullptr);
+    rc = ::ptrace(PTRACE_ATTACH, getppid(), nullptr, nullptr);
+    out += attempt("ptrace(ATTACH, parent)", rc, errno);
+    if (rc == 0) ::ptrace(PTRACE_DETACH, getppid(), nullptr, nullptr);
+    char buf[16];
+    iovec local{buf, sizeof buf}, remote{reinterpret_cast<void*>(0x400000), sizeof buf};
+    rc = ::process_vm_readv(judge, &local, 1, &remote, 1, 0);
+    out += attempt("process_vm_readv(judge)", rc, errno);
+    rc = ::kill(judge, 0);
+    out += attempt("kill(judge, 0)", rc, errno);
+    rc = ::kill(getppid(), 0);
+    out += attempt("kill(parent, 0)", rc, errno);
+    rc = ::kill(1, 0);
+    out += attempt("kill(1, 0)", rc, errno);
+    rc = ::kill(getpid(), 0);
+    out += attempt("kill(self, 0) [must be allowed]", rc, errno);
+    for (const char* file : {"mem", "environ", "fd/0", "cmdline"}) {
+        std::string path = "/proc/" + std::to_string(judge) + "/" + file;
+        int fd = ::open(path.c_str(), O_RDONLY);
+        out += attempt(("open " + path).c_str(), fd, errno);
+        if (fd >= 0) ::close(fd);
+    }
+    for (const char* path : {"/proc/1/mem", "/proc/1/environ"}) {
+        int fd = ::open(path, O_RDONLY);
+        out += attempt((std::string("open ") + path).c_str(), fd, errno);
+        if (fd >= 0) ::close(fd);
+    }
+    rc = ::syscall(SYS_pidfd_open, judge, 0);
+    out += attempt("pidfd_open(judge)", rc, errno);
+    if (rc >= 0) ::close(static_cast<int>(rc));
+    rc = ::unshare(CLONE_NEWUSER);
+    out += attempt("unshare(CLONE_NEWUSER)", rc, errno);
+    rc = ::syscall(SYS_clone3, nullptr, 0);
+    out += attempt("clone3 [ENOSYS wanted]", rc, errno);
+    perf_event_attr pa{};
+    pa.size = sizeof pa;
+    pa.type = PERF_TYPE_SOFTWARE;
+    pa.config = PERF_COUNT_SW_CPU_CLOCK;
+    rc = ::syscall(SYS_perf_event_open, &pa, 0, -1, -1, 0);
+    out += attempt("perf_event_open", rc, errno);
+    if (rc >= 0) ::close(static_cast<int>(rc));
+    rc = ::syscall(SYS_io_uring_setup, 4, buf);
+    out += attempt("io_uring_setup", rc, errno);
+    rc = ::syscall(SYS_bpf, 0, nullptr, 0);
+    out += attempt("bpf", rc, errno);
+    pid_t child = ::fork();  // an ordinary child (the driver's threads, a submission's fork)
+    if (child == 0) ::_exit(0);
+    int status = 0;
+    if (child > 0) ::waitpid(child, &status, 0);
+    out += attempt("fork [must be allowed]", child, errno);
+    return out;
+}
+
+int learner(int sock, pid_t judge, bool filter) {
+    const auto t0 = Clock::now();
+    Message ready = make("ready");
+    if (filter) {
+        std::string why;
+        bool dropped = cudalings::seccomp::drop_capabilities(&why);
+        if (!cudalings::seccomp::install({getpid()}, &why)) {
+            std::fprintf(stderr, "learner: filter not installed: %s\n", why.c_str());
+            return 4;
+        }
+        ready.c = dropped;
+    }
+    ready.w = ms_since(t0);
+    const auto t1 = Clock::now();
+    CUDART(cudaFree(nullptr));  // the context
+    ready.x = ms_since(t1);
+    send_msg(sock, ready);
+
+    std::vector<float*> mapped;
+    std::vector<std::size_t> sizes;
+    cudaStream_t s;
+    CUDART(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (;;) {
+        Message m;
+        std::vector<int> fds;
+        if (!recv_msg(sock, m, &fds)) return 0;  // the judge went away
+        std::string kind = m.kind;
+        if (kind == "buffers") {
+            const auto t = Clock::now();
+            for (std::size_t i = 0; i < fds.size(); ++i) {
+                std::size_t size = i == 0 ? m.a : m.b;
+                CUmemGenericAllocationHandle h;
+                CU(cuMemImportFromShareableHandle(
+                    &h, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fds[i])),
+                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+                ::close(fds[i]);
+                CUdeviceptr p;
+                CU(cuMemAddressReserve(&p, size, 0, 0, 0));
+                CU(cuMemMap(p, size, 0, h, 0));
+                CU(cuMemRelease(h));  // the mapping keeps it
+                CUmemAccessDesc d{};
+                d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+                d.location.id = 0;
+                d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+                CU(cuMemSetAccess(p, size, &d, 1));
+                mapped.push_back(reinterpret_cast<float*>(p));
+                sizes.push_back(size);
+            }
+            Message r = make("mapped");
+            r.x = ms_since(t);
+            send_msg(sock, r);
+        } else if (kind == "call") {
+            // a = n elements, b = 1: run the kernel on the lent buffers; 0: an empty call
+            if (m.b) {
+                launch(mapped[0], mapped[1], m.a, s);
+                CUDART(cudaStreamSynchronize(s));
+            }
+            send_msg(sock, make("returned"));
+        } else if (kind == "time") {
+            // the kernel R times on the lent buffers and on its own, events around each
+            const std::uint64_t n = m.a;
+            float *own_in, *own_out;
+            CUDART(cudaMalloc(&own_in, n * 4));
+            CUDART(cudaMalloc(&own_out, n * 4));
+            CUDART(cudaMemsetAsync(own_in, 0, n * 4, s));
+            cudaEvent_t e0, e1;
+            CUDART(cudaEventCreate(&e0));
+            CUDART(cudaEventCreate(&e1));
+            std::vector<double> lent, own;
+            for (std::uint64_t r = 0; r < m.b + 3; ++r) {
+                for (int which = 0; which < 2; ++which) {
+                    const float* in = which ? own_in : mapped[0];
+                    float* out = which ? own_out : mapped[1];
+                    CUDART(cudaEventRecord(e0, s));
+                    launch(in, out, n, s);
+                    CUDART(cudaEventRecord(e1, s));
+                    CUDART(cudaEventSynchronize(e1));
+                    float ms = 0;
+                    CUDART(cudaEventElapsedTime(&ms, e0, e1));
+                    if (r >= 3) (which ? own : lent).push_back(ms * 1000.0);
+                }
+            }
+            CUDART(cudaFree(own_in));
+            CUDART(cudaFree(own_out));
+            Message r = make("timed");
+            r.x = median(lent);
+            r.y = median(own);
+            send_msg(sock, r);
+        } else if (kind == "burst") {
+            // R back-to-back calls the judge times with its host clock; the events' claim
+            cudaEvent_t e0, e1;
+            CUDART(cudaEventCreate(&e0));
+            CUDART(cudaEventCreate(&e1));
+            std::vector<double> each;
+            for (std::uint64_t r = 0; r < m.b; ++r) {
+                CUDART(cudaEventRecord(e0, s));
+                launch(mapped[0], mapped[1], m.a, s);
+                CUDART(cudaEventRecord(e1, s));
+                CUDART(cudaEventSynchronize(e1));
+                float ms = 0;
+                CUDART(cudaEventElapsedTime(&ms, e0, e1));
+                each.push_back(ms * 1000.0);
+            }
+            Message r = make("burst_done");
+            r.x = median(each);
+            send_msg(sock, r);
+        } else if (kind == "probe") {
+            Message r = make("probed");
+            std::snprintf(r.text, sizeof r.text, "%s", hostile_probes(judge).c_str());
+            send_msg(sock, r);
+        } else if (kind == "legacy_ipc") {
+            cudaIpcMemHandle_t h;
+            std::memcpy(&h, m.text, sizeof h);
+            void* p = nullptr;
+            cudaError_t e = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
+            Message r = make("legacy_ipc");
+            std::snprintf(r.text, sizeof r.text, "%s", cudaGetErrorName(e));
+            if (e == cudaSuccess) cudaIpcCloseMemHandle(p);
+            (void)cudaGetLastError();
+            send_msg(sock, r);
+        } else {
+            return 0;
+        }
+    }
+}
+
+// ------------------------------------------------------------------ the judge (trusted) ------
+
+struct Lent {
+    CUdeviceptr ptr = 0;
+    std::size_t size = 0;
+    int fd = -1;
+};
+
+Lent lend(std::size_t bytes, std::size_t granularity) {
+    Lent l;
+    l.size = round_up(bytes, granularity);
+    CUmemAllocationProp prop = fd_prop();
+    CUmemGenericAllocationHandle h;
+    CU(cuMemCreate(&h, l.size, &prop, 0));
+    CU(cuMemAddressReserve(&l.ptr, l.size, 0, 0, 0));
+    CU(cuMemMap(l.ptr, l.size, 0, h, 0));
+    CUmemAccessDesc d{};
+    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    d.location.id = 0;
+    d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    CU(cuMemSetAccess(l.ptr, l.size, &d, 1));
+    CU(cuMemExportToShareableHandle(&l.fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CU(cuMemRelease(h));
+    return l;
+}
+
+__global__ void fill_input(float* in, std::uint64_t n) {
+    for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::uint64_t(gridDim.x) * blockDim.x)
+        in[i] = static_cast<float>(i % 1000003) * 0.5f - 7.0f;
+}
+__global__ void count_wrong(const float* in, const float* out, std::uint64_t n,
+                            unsigned long long* wrong) {
+    unsigned long long mine = 0;
+    for (std::uint64_t i = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x; i < n;
+         i += std::uint64_t(gridDim.x) * blockDim.x)
+        mine += out[i] != 2.0f * in[i] + 1.0f;
+    if (mine) atomicAdd(wrong, mine);
+}
+
+struct Mode {
+    const char* name;
+    bool bwrap;
+    bool filter;
+};
+
+bool run_mode(const Mode& mode, const std::string& self, const std::string& bwrap, std::uint64_t n,
+              int reps) {
+    std::printf("\n== mode: %s\n", mode.name);
+    std::fflush(stdout);
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        std::perror("socketpair");
+        return false;
+    }
+    std::vector<std::string> argv{self, "--learner", std::to_string(getpid()),
+                                  mode.filter ? "1" : "0"};
+    int bpf = -1;
+    if (mode.bwrap) {
+        cudalings::SandboxSettings settings;
+        settings.bwrap = bwrap;
+        cudalings::Sandbox box(settings);
+        argv = box.command(argv, cudalings::runner_view(argv, true), {});
+        std::string why;
+        bpf = cudalings::seccomp::export_bpf({}, &why);
+        if (bpf < 0) {
+            std::printf("sandbox filter: %s\n", why.c_str());
+            return false;
+        }
+        auto dash = std::find(argv.begin(), argv.end(), "--");
+        argv.insert(dash, {"--seccomp", "5"});
+    }
+    const auto t_fork = Clock::now();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        cudalings::DescriptorMove moves[2] = {{sv[1], 3}, {bpf, 5}};
+        if (!cudalings::arrange_descriptors(moves, bpf >= 0 ? 2 : 1)) ::_exit(120);
+        std::vector<char*> args;
+        for (auto& a : argv) args.push_back(a.data());
+        args.push_back(nullptr);
+        ::execv(args[0], args.data());
+        ::_exit(121);
+    }
+    ::close(sv[1]);
+    if (bpf >= 0) ::close(bpf);
+    const int sock = sv[0];
+    bool ok = true;
+
+    // The judge's buffers: made while the learner starts its context.
+    const auto t_alloc = Clock::now();
+    std::size_t granularity = 0;
+    CUmemAllocationProp prop = fd_prop();
+    CU(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+    Lent in = lend(n * 4, granularity), out = lend(n * 4, granularity);
+    fill_input<<<1024, 256>>>(reinterpret_cast<float*>(in.ptr), n);
+    CUDART(cudaMemset(reinterpret_cast<void*>(out.ptr), 0xff, n * 4));  // NaN poison
+    CUDART(cudaDeviceSynchronize());
+    const double alloc_ms = ms_since(t_alloc);
+
+    Message m;
+    if (!recv_msg(sock, m) || std::string(m.kind) != "ready") {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        std::printf("learner did not start (status %d)\n", status);
+        ::close(sock);
+        return false;
+    }
+    const double ready_ms = ms_since(t_fork);
+    std::printf("learner ready %.1f ms after fork (its context %.1f ms; filter %.2f ms, "
+                "capabilities dropped: %s); judge's buffers made in %.1f ms meanwhile "
+                "(granularity %zu KiB)\n",
+                ready_ms, m.x, m.w, m.c ? "yes" : "no/none", alloc_ms, granularity >> 10);
+    int fds[2] = {in.fd, out.fd};
+    Message b = make("buffers");
+    b.a = in.size;
+    b.b = out.size;
+    const auto t_map = Clock::now();
+    send_msg(sock, b, fds, 2);
+    ::close(in.fd);
+    ::close(out.fd);
+    recv_msg(sock, m);
+    std::printf("import + map of 2 x %.0f MiB: %.2f ms in the learner, %.2f ms round trip\n",
+                in.size / 1048576.0, m.x, ms_since(t_map));
+
+    // One call on the lent buffers; the judge checks every element itself.
+    Message c = make("call");
+    c.a = n;
+    c.b = 1;
+    send_msg(sock, c);
+    recv_msg(sock, m);
+    unsigned long long* wrong;
+    CUDART(cudaMalloc(&wrong, sizeof *wrong));
+    CUDART(cudaMemset(wrong, 0, sizeof *wrong));
+    count_wrong<<<1024, 256>>>(reinterpret_cast<float*>(in.ptr),
+                               reinterpret_cast<float*>(out.ptr), n, wrong);
+    unsigned long long host_wrong = 1;
+    CUDART(cudaMemcpy(&host_wrong, wrong, sizeof host_wrong, cudaMemcpyDeviceToHost));
+    std::printf("values written by the learner, read by the judge: %llu wrong of %llu\n",
+                host_wrong, static_cast<unsigned long long>(n));
+    ok = ok && host_wrong == 0;
+
+    // The round trip of an empty call.
+    std::vector<double> trips;
+    for (int i = 0; i < 2000; ++i) {
+        Message e = make("call");
+        const auto t = Clock::now();
+        send_msg(sock, e);
+        recv_msg(sock, m);
+        if (i >= 100) trips.push_back(ms_since(t) * 1000.0);
+    }
+    std::printf("empty call round trip: median %.1f us\n", median(trips));
+
+    // The kernel's speed on lent buffers against the learner's own allocations.
+    Message t = make("time");
+    t.a = n;
+    t.b = reps;
+    send_msg(sock, t);
+    recv_msg(sock, m);
+    std::printf("kernel (events, median of %d): lent buffers %.1f us, own cudaMalloc %.1f us "
+                "(ratio %.4f); %.0f GB/s\n",
+                reps, m.x, m.y, m.x / m.y, 8.0 * n / (m.x * 1e3));
+
+    // The judge's host clock around R back-to-back calls against the learner's events.
+    for (int r : {1, 10}) {
+        std::vector<double> host;
+        double claim = 0;
+        for (int k = 0; k < 5; ++k) {
+            Message bu = make("burst");
+            bu.a = n;
+            bu.b = r;
+            const auto tb = Clock::now();
+            send_msg(sock, bu);
+            recv_msg(sock, m);
+            host.push_back(ms_since(tb) * 1000.0 / r);
+            claim = m.x;
+        }
+        std::printf("R = %2d: judge's host clock %.1f us per call, learner's events %.1f us "
+                    "(host/events %.4f)\n",
+                    r, median(host), claim, median(host) / claim);
+    }
+
+    // What a hostile learner can reach.
+    send_msg(sock, make("probe"));
+    recv_msg(sock, m);
+    std::printf("hostile probes from the learner (judge pid %d):\n%s", getpid(), m.text);
+    if (mode.filter) {
+        // Everything but the three marked "must be allowed" must be refused.
+        std::string text = m.text;
+        std::size_t pos = 0;
+        while ((pos = text.find("ALLOWED", pos)) != std::string::npos) {
+            std::size_t line = text.rfind('\n', pos);
+            std::string l = text.substr(line == std::string::npos ? 0 : line + 1,
+                                        pos - (line == std::string::npos ? 0 : line + 1));
+            if (l.find("must be allowed") == std::string::npos) {
+                std::printf("  NOT REFUSED: %s\n", l.c_str());
+                ok = false;
+            }
+            ++pos;
+        }
+    }
+
+    // The legacy IPC API across the sandbox's namespaces.
+    void* legacy = nullptr;
+    CUDART(cudaMalloc(&legacy, 1 << 20));
+    cudaIpcMemHandle_t lh;
+    CUDART(cudaIpcGetMemHandle(&lh, legacy));
+    Message li = make("legacy_ipc");
+    std::memcpy(li.text, &lh, sizeof lh);
+    send_msg(sock, li);
+    recv_msg(sock, m);
+    std::printf("legacy cudaIpcOpenMemHandle in the learner: %s\n", m.text);
+    CUDART(cudaFree(legacy));
+
+    send_msg(sock, make("quit"));
+    ::close(sock);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    std::printf("learner exit status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    CU(cuMemUnmap(in.ptr, in.size));
+    CU(cuMemAddressFree(in.ptr, in.size));
+    CU(cuMemUnmap(out.ptr, out.size));
+    CU(cuMemAddressFree(out.ptr, out.size));
+    CUDART(cudaFree(wrong));
+    std::printf("mode %s: %s\n", mode.name, ok ? "OK" : "FAILED");
+    return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc >= 4 && std::string(argv[1]) == "--learner")
+        return learner(3, static_cast<pid_t>(std::atoi(argv[2])), std::string(argv[3]) == "1");
+    std::string bwrap = cudalings::find_bwrap("");
+    std::uint64_t n = std::uint64_t{1} << 28;
+    int reps = 15;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string a = argv[i];
+        if (a == "--bwrap") bwrap = cudalings::find_bwrap(argv[i + 1]);
+        if (a == "--n") n = std::strtoull(argv[i + 1], nullptr, 0);
+        if (a == "--reps") reps = std::atoi(argv[i + 1]);
+    }
+    // The judge is not dumpable before it holds anything: its /proc files are root's.
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    const auto t0 = Clock::now();
+    CUDART(cudaFree(nullptr));
+    std::printf("judge context %.1f ms; n = %llu floats; bwrap: %s\n", ms_since(t0),
+                static_cast<unsigned long long>(n), bwrap.empty() ? "none" : bwrap.c_str());
+    std::string self = "/proc/self/exe";
+    {
+        char path[4096];
+        ssize_t len = ::readlink("/proc/self/exe", path, sizeof path - 1);
+        if (len > 0) self.assign(path, static_cast<std::size_t>(len));
+    }
+    const Mode modes[] = {{"direct, no filter (today's runner)", false, false},
+                          {"direct, filter + no capabilities (check)", false, true},
+                          {"bwrap + sandbox filter + learner filter (grade)", true, true}};
+    bool all = true;
+    for (const Mode& mode : modes) {
+        if (mode.bwrap && bwrap.empty()) {
+            std::printf("\n== mode: %s: SKIPPED (no bwrap)\n", mode.name);
+            all = false;
+            continue;
+        }
+        all = run_mode(mode, self, bwrap, n, reps) && all;
+    }
+    std::printf("\nspike: %s\n", all ? "every mode OK" : "FAILED");
+    return all ? 0 : 1;
+}
