@@ -1,0 +1,172 @@
+#include "judge_link.h"
+
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+
+#include "sandbox.h"
+#include "seccomp_filter.h"
+#include "supervise.h"
+
+namespace cudalings {
+
+JudgeLink::~JudgeLink() { finish(1); }
+
+bool JudgeLink::start(const LearnerStart& how, std::string* why) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
+        if (why) *why = "socketpair failed";
+        return false;
+    }
+    std::vector<std::string> argv{how.learner, "--step", how.step, "--shims", how.shims};
+    if (!how.filter) argv.push_back("--no-filter");
+    int bpf = -1;
+    if (how.sandbox) {
+        argv = how.sandbox->command(argv, runner_view(argv, true), {});
+        bpf = seccomp::export_bpf({}, why);
+        if (bpf < 0) {
+            ::close(sv[0]);
+            ::close(sv[1]);
+            return false;
+        }
+        auto dash = std::find(argv.begin(), argv.end(), "--");
+        argv.insert(dash, {"--seccomp", "5"});
+    }
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        ::setpgid(0, 0);
+        DescriptorMove moves[2] = {{sv[1], 3}, {bpf, 5}};
+        if (!arrange_descriptors(moves, bpf >= 0 ? 2 : 1)) ::_exit(120);
+        std::vector<char*> args;
+        for (auto& a : argv) args.push_back(a.data());
+        args.push_back(nullptr);
+        ::execv(args[0], args.data());
+        ::_exit(121);
+    }
+    ::close(sv[1]);
+    if (bpf >= 0) ::close(bpf);
+    socket_ = sv[0];
+    if (pid_ < 0) {
+        if (why) *why = "fork failed";
+        return false;
+    }
+    wire::Message m;
+    if (!receive(m) || m.kind != wire::Kind::Ready) {
+        if (why) *why = "the learner's process ended before it was ready";
+        return false;
+    }
+    state_.ready = m.status == 0;
+    state_.filtered = m.flags & wire::kFiltered;
+    state_.capabilities_dropped = m.flags & wire::kNoCapabilities;
+    state_.context_ms = m.ms;
+    if (how.filter && !state_.filtered) {
+        if (why) *why = std::string("the learner's process could not install its filter: ") + m.text;
+        return false;
+    }
+    if (!receive(m) || m.kind != wire::Kind::Loaded) {
+        if (why) *why = "the learner's process ended while its object was loading";
+        return false;
+    }
+    if (m.status != 0) {
+        state_.message = m.text;
+        if (why) *why = std::string("the learner's object did not load: ") + m.text;
+        return false;
+    }
+    state_.loaded = true;
+    return true;
+}
+
+bool JudgeLink::lend(lend::Loan& loan, std::string* why) {
+    wire::Message m;
+    m.kind = wire::Kind::Lend;
+    m.loan = static_cast<std::uint32_t>(lent_.size());
+    m.bytes = loan.bytes;
+    if (!wire::send(socket_, m, &loan.fd, 1)) {
+        if (why) *why = "the learner's process is gone";
+        reap(false);
+        return false;
+    }
+    ::close(loan.fd);
+    loan.fd = -1;
+    wire::Message r;
+    if (!receive(r) || r.kind != wire::Kind::Mapped || r.loan != m.loan || r.status != 0) {
+        if (why) *why = std::string("the learner did not map the loan: ") + r.text;
+        return false;
+    }
+    lent_.push_back({loan.address, loan.bytes, m.loan});
+    return true;
+}
+
+bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r) {
+    wire::Message m;
+    m.kind = wire::Kind::Call;
+    m.call = c;
+    if (!wire::send(socket_, m)) {
+        reap(false);
+        return false;
+    }
+    wire::Message back;
+    if (!receive(back) || back.kind != wire::Kind::Returned) return false;
+    r.status = back.status;
+    r.sync_status = back.sync_status;
+    r.ms = back.ms;
+    back.text[sizeof back.text - 1] = '\0';
+    r.text = back.text;
+    return true;
+}
+
+bool JudgeLink::receive(wire::Message& m) {
+    if (wire::receive(socket_, m)) return true;
+    reap(true);  // the socket closed: the process ended (or is ending)
+    return false;
+}
+
+void JudgeLink::reap(bool wait) {
+    if (pid_ <= 0 || state_.ended) return;
+    int status = 0;
+    pid_t got = ::waitpid(pid_, &status, wait ? 0 : WNOHANG);
+    if (got != pid_) return;
+    state_.ended = true;
+    if (WIFEXITED(status)) state_.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) state_.signal = WTERMSIG(status);
+}
+
+void JudgeLink::finish(double grace_seconds) {
+    if (socket_ >= 0) {
+        wire::Message q;
+        q.kind = wire::Kind::Quit;
+        (void)wire::send(socket_, q);
+        ::close(socket_);
+        socket_ = -1;
+    }
+    if (pid_ <= 0 || state_.ended) return;
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration<double>(grace_seconds);
+    while (!state_.ended && std::chrono::steady_clock::now() < until) {
+        reap(false);
+        if (!state_.ended) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (!state_.ended) {
+        ::kill(-pid_, SIGKILL);
+        ::kill(pid_, SIGKILL);
+        reap(true);
+    }
+}
+
+bool JudgeLink::locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    for (const Lent& l : lent_)
+        if (a >= l.address && a < l.address + l.bytes) {
+            loan = l.id;
+            offset = a - l.address;
+            return true;
+        }
+    return false;
+}
+
+}  // namespace cudalings

@@ -1,0 +1,80 @@
+// The judge's end of the judge split: starts the learner's process (directly, or inside the
+// grading sandbox with its seccomp filter), lends it device memory, sends it packed calls and
+// reads its replies. Nothing of what the learner says decides anything by itself: a Returned
+// says the call returned, and the judge then reads the outputs from its own mappings.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lend.h"
+#include "remote_call.h"
+#include "wire.h"
+
+namespace cudalings {
+
+class Sandbox;
+
+struct LearnerStart {
+    std::string learner;  // the cudalings-learner executable
+    std::string step;     // the learner's object
+    std::string shims;    // the lesson's call shims
+    bool filter = true;
+    const Sandbox* sandbox = nullptr;  // inside bwrap (with the sandbox's filter too) when set
+};
+
+// How a learner's process ended or stands, as the judge saw it.
+struct LearnerState {
+    bool ready = false, loaded = false;
+    bool filtered = false, capabilities_dropped = false;
+    double context_ms = 0;
+    bool ended = false;  // the process is gone
+    int exit_code = -1, signal = 0;
+    std::string message;  // the learner's own text with a refusal (a failed load)
+};
+
+class JudgeLink : public kit::remote::Lender {
+  public:
+    JudgeLink() = default;
+    ~JudgeLink() override;
+    JudgeLink(const JudgeLink&) = delete;
+    JudgeLink& operator=(const JudgeLink&) = delete;
+
+    // Starts the learner and waits for Ready and Loaded. False when it did not get there:
+    // state() says whether it ended (the learner's code, once Ready was said) or refused.
+    bool start(const LearnerStart& how, std::string* why);
+    // Lends `loan` (made with lend::make): its descriptor travels, then is closed here.
+    bool lend(lend::Loan& loan, std::string* why);
+    // Makes the call; false when the learner's process went away (state() says how).
+    struct Returned {
+        int status = 0, sync_status = 0;
+        double ms = 0;
+        std::string text;
+    };
+    bool call(const kit::remote::CallMessage& m, Returned& r);
+    // Says Quit and waits for the process (killed after `grace_seconds`).
+    void finish(double grace_seconds = 5);
+
+    pid_t pid() const { return pid_; }
+    const LearnerState& state() const { return state_; }
+
+    bool locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const override;
+
+  private:
+    bool receive(wire::Message& m);
+    void reap(bool wait);
+    int socket_ = -1;
+    pid_t pid_ = -1;
+    LearnerState state_;
+    struct Lent {
+        std::uintptr_t address;
+        std::size_t bytes;
+        std::uint32_t id;
+    };
+    std::vector<Lent> lent_;
+};
+
+}  // namespace cudalings

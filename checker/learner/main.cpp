@@ -1,0 +1,186 @@
+// cudalings-learner: the learner's process of the judge split (docs/architecture.md).
+//
+//   cudalings-learner --step STEP.so --shims SHIMS.so [--no-filter]
+//
+// The judge starts it with a socket on descriptor 3 (wire.h). Before any of the learner's code
+// is loaded it drops every capability and installs the seccomp filter (no ptrace, no signals to
+// other processes...: core/seccomp_filter.h), then starts its CUDA context and says Ready. It
+// loads the lesson's call shims and the learner's object and says Loaded; from then on it maps
+// the memory the judge lends, makes the calls the judge packs, synchronises and says Returned.
+//
+// It holds nothing that decides a verdict: no key, no checks, no expected values, no reference.
+// Whatever it says is a claim the judge does not need: the judge reads the outputs itself.
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../core/seccomp_filter.h"
+#include "lend.h"
+#include "shim.h"
+#include "wire.h"
+
+namespace kit::shim {
+namespace {
+std::map<std::string, Caller>& table() {
+    static std::map<std::string, Caller> t;
+    return t;
+}
+}  // namespace
+Caller find(const std::string& symbol) {
+    auto it = table().find(symbol);
+    return it == table().end() ? nullptr : it->second;
+}
+bool add(const char* symbol, Caller caller) {
+    table()[symbol] = caller;
+    return true;
+}
+}  // namespace kit::shim
+
+namespace {
+
+using namespace cudalings;
+constexpr int kSocket = 3;
+
+struct Mapping {
+    std::uintptr_t address = 0;
+    std::size_t bytes = 0;
+};
+
+class Loans : public kit::remote::Borrower {
+  public:
+    explicit Loans(cudaStream_t s) : stream_(s) {}
+    void add(std::uint32_t loan, Mapping m) { maps_[loan] = m; }
+    void* address(std::uint32_t loan, std::uint64_t offset) const override {
+        auto it = maps_.find(loan);
+        if (it == maps_.end() || offset > it->second.bytes)
+            throw kit::remote::RemoteCallError("a pointer into memory that was not lent");
+        return reinterpret_cast<void*>(it->second.address + offset);
+    }
+    cudaStream_t stream() const override { return stream_; }
+
+  private:
+    cudaStream_t stream_;
+    std::map<std::uint32_t, Mapping> maps_;
+};
+
+bool say(const wire::Message& m) { return wire::send(kSocket, m); }
+
+wire::Message reply(wire::Kind kind, int status = 0, const std::string& text = {}) {
+    wire::Message m;
+    m.kind = kind;
+    m.status = status;
+    wire::set_text(m, text);
+    return m;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::string step, shims;
+    bool filter = true;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        if (a == "--step" && i + 1 < argc) step = argv[++i];
+        else if (a == "--shims" && i + 1 < argc) shims = argv[++i];
+        else if (a == "--no-filter") filter = false;
+        else {
+            std::fprintf(stderr, "cudalings-learner: unknown argument %s\n", a.c_str());
+            return 2;
+        }
+    }
+
+    // 1. Confined before anything of the learner's exists in this process.
+    wire::Message ready = reply(wire::Kind::Ready);
+    if (filter) {
+        std::string why;
+        if (seccomp::drop_capabilities(&why)) ready.flags |= wire::kNoCapabilities;
+        if (seccomp::install({::getpid()}, &why)) ready.flags |= wire::kFiltered;
+        else wire::set_text(ready, why);
+    }
+    const auto t0 = std::chrono::steady_clock::now();
+    cudaError_t started = cudaFree(nullptr);
+    ready.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                   .count();
+    ready.status = started;
+    if (!say(ready) || started != cudaSuccess) return 3;
+
+    // 2. The shims, then the learner's object (its constructors run here: an exit from one is
+    // the learner's, since Ready was said and Loaded was not).
+    void* shim_handle = dlopen(shims.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!shim_handle) {
+        const char* e = dlerror();
+        say(reply(wire::Kind::Loaded, 1, std::string("the call shims: ") + (e ? e : "?")));
+        return 3;
+    }
+    void* step_handle = dlopen(step.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!step_handle) {
+        const char* e = dlerror();
+        say(reply(wire::Kind::Loaded, 2, e ? e : "dlopen failed"));
+        return 3;
+    }
+    cudaStream_t stream;
+    if (cudaStreamCreate(&stream) != cudaSuccess) {
+        say(reply(wire::Kind::Loaded, 3, "cudaStreamCreate failed"));
+        return 3;
+    }
+    if (!say(reply(wire::Kind::Loaded))) return 3;
+
+    // 3. Loans and calls, until the judge says Quit or goes away.
+    Loans loans(stream);
+    std::vector<std::pair<std::uintptr_t, std::size_t>> mapped;
+    for (;;) {
+        wire::Message m;
+        std::vector<int> fds;
+        if (!wire::receive(kSocket, m, &fds)) break;
+        if (m.kind == wire::Kind::Lend) {
+            std::string why;
+            std::uintptr_t p = 0;
+            if (fds.size() == 1) p = lend::import(fds[0], m.bytes, &why);
+            else for (int fd : fds) ::close(fd);
+            wire::Message r = reply(wire::Kind::Mapped, p ? 0 : 1, p ? "" : why);
+            r.loan = m.loan;
+            if (p) {
+                loans.add(m.loan, {p, m.bytes});
+                mapped.emplace_back(p, m.bytes);
+            }
+            if (!say(r)) break;
+        } else if (m.kind == wire::Kind::Call) {
+            m.call.symbol[sizeof m.call.symbol - 1] = '\0';
+            wire::Message r = reply(wire::Kind::Returned);
+            kit::shim::Caller caller = kit::shim::find(m.call.symbol);
+            void* fn = dlsym(step_handle, m.call.symbol);
+            if (!caller || !fn) {
+                r.status = -1;
+                wire::set_text(r, std::string(!fn ? "the file does not define extern \"C\" "
+                                                  : "no call shim for ") +
+                                      m.call.symbol);
+            } else {
+                const auto t = std::chrono::steady_clock::now();
+                try {
+                    r.status = caller(fn, m.call, loans);
+                } catch (const kit::remote::RemoteCallError& e) {
+                    r.status = -2;
+                    wire::set_text(r, e.what());
+                }
+                r.sync_status = cudaDeviceSynchronize();
+                r.ms = std::chrono::duration<double, std::milli>(
+                           std::chrono::steady_clock::now() - t)
+                           .count();
+            }
+            if (!say(r)) break;
+        } else {
+            break;
+        }
+    }
+    for (auto& [p, bytes] : mapped) lend::unmap(p, bytes);
+    // Not exit(): the learner's atexit handlers and destructors have nothing left to say.
+    std::_Exit(0);
+}

@@ -1,0 +1,63 @@
+#include "wire.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace cudalings::wire {
+
+bool send(int socket, const Message& m, const int* fds, int count) {
+    if (count < 0 || count > 8) return false;
+    iovec iov{const_cast<Message*>(&m), sizeof m};
+    msghdr h{};
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
+    if (count > 0) {
+        h.msg_control = control;
+        h.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+        cmsghdr* c = CMSG_FIRSTHDR(&h);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * count);
+        std::memcpy(CMSG_DATA(c), fds, sizeof(int) * count);
+    }
+    ssize_t sent;
+    do sent = ::sendmsg(socket, &h, MSG_NOSIGNAL);
+    while (sent < 0 && errno == EINTR);
+    return sent == static_cast<ssize_t>(sizeof m);
+}
+
+bool receive(int socket, Message& m, std::vector<int>* fds) {
+    iovec iov{&m, sizeof m};
+    msghdr h{};
+    h.msg_iov = &iov;
+    h.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
+    h.msg_control = control;
+    h.msg_controllen = sizeof control;
+    ssize_t got;
+    do got = ::recvmsg(socket, &h, MSG_CMSG_CLOEXEC);
+    while (got < 0 && errno == EINTR);
+    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const std::size_t n = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < n; ++i) {
+            int fd;
+            std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+            if (fds) fds->push_back(fd);
+            else ::close(fd);
+        }
+    }
+    // A short or truncated message is not one: a learner cannot make the judge read half of it.
+    return got == static_cast<ssize_t>(sizeof m) && !(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+}
+
+void set_text(Message& m, const std::string& text) {
+    std::snprintf(m.text, sizeof m.text, "%s", text.c_str());
+}
+
+}  // namespace cudalings::wire

@@ -1,0 +1,47 @@
+// The judge and the learner's process speak over one socketpair (SOCK_SEQPACKET, made by the
+// judge before the learner starts, on the learner's descriptor 3): one message per send, device
+// memory lent as descriptors (SCM_RIGHTS). The learner's words are claims at most: the judge
+// reads the outputs itself, and nothing the learner says can improve its own verdict.
+//
+//   learner -> judge   Ready     its context is up, the filter installed (before any of the
+//                                learner's code is loaded)
+//                      Loaded    the learner's object and the shims are loaded (or why not)
+//                      Mapped    a loan is mapped (or why not)
+//                      Returned  a call returned: its cudaError_t, then the synchronisation's
+//   judge -> learner   Lend      one allocation, its descriptor attached
+//                      Call      a packed call (remote_call.h)
+//                      Quit
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "remote_call.h"
+
+namespace cudalings::wire {
+
+enum class Kind : std::uint32_t { Ready = 1, Loaded, Mapped, Returned, Lend, Call, Quit };
+
+struct Message {
+    Kind kind = Kind::Quit;
+    std::uint32_t loan = 0;
+    std::uint64_t bytes = 0;
+    std::int32_t status = 0;       // Returned: the call's cudaError_t; Loaded/Mapped: 0 = ok
+    std::int32_t sync_status = 0;  // Returned: cudaDeviceSynchronize's after it
+    double ms = 0;                 // Ready: context start; Returned: the call's host time
+    std::uint32_t flags = 0;       // Ready: kFiltered | kNoCapabilities
+    char text[512] = {};           // why something failed
+    kit::remote::CallMessage call; // Call
+};
+inline constexpr std::uint32_t kFiltered = 1, kNoCapabilities = 2;
+
+// One message, with at most 8 descriptors. False when the peer is gone.
+bool send(int socket, const Message& m, const int* fds = nullptr, int count = 0);
+// One message; descriptors that came with it are appended to `fds` (close-on-exec). False when
+// the peer is gone or sent something that is not a whole message.
+bool receive(int socket, Message& m, std::vector<int>* fds = nullptr);
+
+void set_text(Message& m, const std::string& text);
+
+}  // namespace cudalings::wire

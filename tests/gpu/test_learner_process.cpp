@@ -1,0 +1,165 @@
+// The judge split's learner process on a GPU (checker/learner/): device memory the judge lends
+// by descriptor, a call packed from the entry point's signature, the learner's filter, and who
+// is to blame when the learner's process ends. Uses lesson 01's solution as the learner's object.
+#include <catch2/catch_test_macros.hpp>
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_support.h"
+#include "judge_link.h"
+#include "sandbox.h"
+#include "vector_add.cuh"
+
+using namespace cudalings;
+
+namespace {
+
+struct Buffers {
+    static constexpr std::size_t n = (std::size_t{1} << 20) + 3;
+    lend::Loan a, b, c;
+    Buffers() {
+        std::string why;
+        REQUIRE(lend::make(n * 4, a, &why));
+        REQUIRE(lend::make(n * 4, b, &why));
+        REQUIRE(lend::make(n * 4, c, &why));
+        std::vector<float> x(n), y(n);
+        for (std::size_t i = 0; i < n; ++i) {
+            x[i] = static_cast<float>(i % 1013) * 0.25f;
+            y[i] = 3.0f - static_cast<float>(i % 7);
+        }
+        REQUIRE(cudaMemcpy(reinterpret_cast<void*>(a.address), x.data(), n * 4,
+                           cudaMemcpyHostToDevice) == cudaSuccess);
+        REQUIRE(cudaMemcpy(reinterpret_cast<void*>(b.address), y.data(), n * 4,
+                           cudaMemcpyHostToDevice) == cudaSuccess);
+        REQUIRE(cudaMemset(reinterpret_cast<void*>(c.address), 0xff, n * 4) == cudaSuccess);
+    }
+    ~Buffers() {
+        lend::release(a);
+        lend::release(b);
+        lend::release(c);
+    }
+    // Elements of c that are not a + b, read by the judge from its own mapping.
+    std::size_t wrong() const {
+        std::vector<float> x(n), y(n), z(n);
+        cudaMemcpy(x.data(), reinterpret_cast<void*>(a.address), n * 4, cudaMemcpyDeviceToHost);
+        cudaMemcpy(y.data(), reinterpret_cast<void*>(b.address), n * 4, cudaMemcpyDeviceToHost);
+        cudaMemcpy(z.data(), reinterpret_cast<void*>(c.address), n * 4, cudaMemcpyDeviceToHost);
+        std::size_t bad = 0;
+        for (std::size_t i = 0; i < n; ++i) bad += !(z[i] == x[i] + y[i]);
+        return bad;
+    }
+};
+
+LearnerStart how(const std::string& step, const Sandbox* sandbox = nullptr) {
+    LearnerStart s;
+    s.learner = CUDALINGS_LEARNER;
+    s.shims = CUDALINGS_TEST_SHIM;
+    s.step = step;
+    s.sandbox = sandbox;
+    return s;
+}
+
+kit::remote::CallMessage vector_add_call(const JudgeLink& link, const Buffers& buf) {
+    return kit::remote::Signature<decltype(&vector_add)>::pack(
+        "vector_add", link, reinterpret_cast<const float*>(buf.a.address),
+        reinterpret_cast<const float*>(buf.b.address), reinterpret_cast<float*>(buf.c.address),
+        Buffers::n, cudaStream_t{});
+}
+
+// The files the learner's process has mapped (its /proc/<pid>/maps, read by the judge).
+std::vector<std::string> mapped_files(pid_t pid) {
+    std::ifstream maps("/proc/" + std::to_string(pid) + "/maps");
+    std::vector<std::string> files;
+    std::string line;
+    while (std::getline(maps, line)) {
+        auto slash = line.find('/');
+        if (slash != std::string::npos) files.push_back(line.substr(slash));
+    }
+    return files;
+}
+
+void lend_all(JudgeLink& link, Buffers& buf) {
+    std::string why;
+    REQUIRE(link.lend(buf.a, &why));
+    REQUIRE(link.lend(buf.b, &why));
+    REQUIRE(link.lend(buf.c, &why));
+}
+
+}  // namespace
+
+TEST_CASE("a learner's process computes on memory the judge lent it, under its filter",
+          "[gpu][learner]") {
+    if (!test_support::gpu_present()) SKIP(test_support::gpu_absent_reason());
+    REQUIRE(cudaFree(nullptr) == cudaSuccess);
+    std::vector<std::pair<std::string, std::shared_ptr<const Sandbox>>> ways{{"direct", nullptr}};
+    std::string why;
+    if (auto box = open_sandbox({}, why)) ways.emplace_back("bubblewrap", box);
+    else WARN("no sandbox here, only the direct start is tested: " << why);
+    for (auto& [name, box] : ways) {
+        INFO(name);
+        Buffers buf;
+        JudgeLink link;
+        REQUIRE(link.start(how(CUDALINGS_SOLUTION_01, box.get()), &why));
+        CHECK(link.state().filtered);
+        CHECK(link.state().capabilities_dropped);
+        lend_all(link, buf);
+        JudgeLink::Returned r;
+        REQUIRE(link.call(vector_add_call(link, buf), r));
+        CHECK(r.status == cudaSuccess);
+        CHECK(r.sync_status == cudaSuccess);
+        CHECK(buf.wrong() == 0);
+
+        // Nothing of the checker but the learner program and the shims is in that process.
+        auto files = mapped_files(link.pid());
+        std::ostringstream all;
+        for (auto& f : files) all << f << "\n";
+        INFO(all.str());
+        if (!box) {  // inside bwrap the judge sees the same files at the same paths
+            bool step = false, shim = false;
+            for (auto& f : files) {
+                CHECK(f.find("cudalings-runner") == std::string::npos);
+                CHECK(f.find("checks") == std::string::npos);
+                CHECK(f.find("libcudalings") == std::string::npos);
+                step = step || f == CUDALINGS_SOLUTION_01;
+                shim = shim || f == CUDALINGS_TEST_SHIM;
+            }
+            CHECK(step);
+            CHECK(shim);
+        }
+        link.finish();
+        CHECK(link.state().exit_code == 0);
+    }
+}
+
+TEST_CASE("a learner that exits while loading ends its own run, and cannot reach its judge",
+          "[gpu][learner]") {
+    if (!test_support::gpu_present()) SKIP(test_support::gpu_absent_reason());
+    REQUIRE(cudaFree(nullptr) == cudaSuccess);
+    std::string why;
+    {
+        JudgeLink link;
+        CHECK_FALSE(link.start(how(CUDALINGS_HOSTILE_CONSTRUCTOR_EXIT), &why));
+        // Ready was said, Loaded never: the learner's code ended its process.
+        CHECK(link.state().ready);
+        CHECK_FALSE(link.state().loaded);
+        CHECK(link.state().ended);
+        CHECK(link.state().exit_code == 0);
+    }
+    {
+        Buffers buf;
+        JudgeLink link;
+        REQUIRE(link.start(how(CUDALINGS_HOSTILE_REACH_JUDGE), &why));
+        lend_all(link, buf);
+        JudgeLink::Returned r;
+        REQUIRE(link.call(vector_add_call(link, buf), r));  // this process is still here
+        CHECK(r.status == cudaSuccess);                     // its claim...
+        CHECK(buf.wrong() == Buffers::n);                   // ...and what the judge reads
+        link.finish();
+    }
+}
