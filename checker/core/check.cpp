@@ -617,6 +617,10 @@ int Checker::read_events(const std::vector<json>& events, bool first_child, Step
             r.n = c.n;
             r.size = c.size;
             cases[c.index] = r;
+        } else if (kind == "step_loading") {
+            phase = "loading";
+        } else if (kind == "step_loaded") {
+            phase = "loaded";
         } else if (kind == "call_start") {
             phase = "call";
         } else if (kind == "call_end") {
@@ -719,6 +723,26 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             report.timings.clear();
             report.timing_verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
             report.timing_error = describe_end(child, options_.case_idle_seconds);
+        } else if (!done && total < 0 && phase == "loading" && !child.timed_out &&
+                   !child.memory_limit_hit) {
+            // The learner's own code ended the process while it was being loaded.
+            CaseResult c;
+            c.index = 0;
+            c.name = "loading your file";
+            c.verdict = Verdict::Crash;
+            c.reason = "your file's code ended the process while it was being loaded: " +
+                       (child.signal ? describe_signal(child.signal)
+                                     : "exit code " + std::to_string(child.exit_code));
+            c.detail =
+                "code of yours that runs before any call ended it: a constructor or "
+                "initialiser of a global or static object, or an __attribute__((constructor)) "
+                "function (exit(), abort(), a crash)" +
+                (child.err.head.empty()
+                     ? std::string()
+                     : "\nyour program's output (stderr):\n" + child.err.head.substr(0, 400));
+            cases[0] = c;
+            total = 1;
+            break;
         } else if (!done && total < 0) {
             report.internal_error =
                 "the runner ended before its first case: " +

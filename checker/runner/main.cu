@@ -252,7 +252,11 @@ int load_step(const CheckArgs& args, LoadedStep& out) {
     }
     out.stream = dev::create_stream();
     std::string error;
+    // Between these two the learner's code runs for the first time (its constructors and
+    // static initialisers): a process that ends there ended by the learner's hand.
+    emit_event("step_loading");
     out.fn = load_symbol(args.step, out.problem->symbol.c_str(), &error);
+    emit_event("step_loaded");
     if (!out.fn) {
         emit_message("load_error", error);
         return 0;
