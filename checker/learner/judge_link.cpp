@@ -40,8 +40,12 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
     pid_ = ::fork();
     if (pid_ == 0) {
         ::setpgid(0, 0);
-        DescriptorMove moves[2] = {{sv[1], 3}, {bpf, 5}};
-        if (!arrange_descriptors(moves, bpf >= 0 ? 2 : 1)) ::_exit(120);
+        DescriptorMove moves[3];
+        int count = 0;
+        moves[count++] = {sv[1], 3};
+        if (how.shared_memory >= 0) moves[count++] = {how.shared_memory, 4};
+        if (bpf >= 0) moves[count++] = {bpf, 5};
+        if (!arrange_descriptors(moves, count)) ::_exit(120);
         std::vector<char*> args;
         for (auto& a : argv) args.push_back(a.data());
         args.push_back(nullptr);
@@ -61,6 +65,11 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
         return false;
     }
     state_.ready = m.status == 0;
+    if (!state_.ready) {
+        m.text[sizeof m.text - 1] = '\0';
+        if (why) *why = std::string("the learner's process could not start: ") + m.text;
+        return false;
+    }
     state_.filtered = m.flags & wire::kFiltered;
     state_.capabilities_dropped = m.flags & wire::kNoCapabilities;
     state_.context_ms = m.ms;
@@ -86,12 +95,13 @@ bool JudgeLink::lend(lend::Loan& loan, std::string* why) {
     m.kind = wire::Kind::Lend;
     m.loan = static_cast<std::uint32_t>(lent_.size());
     m.bytes = loan.bytes;
-    if (!wire::send(socket_, m, &loan.fd, 1)) {
+    m.address = loan.address;
+    if (!wire::send(socket_, m, loan.fd >= 0 ? &loan.fd : nullptr, loan.fd >= 0 ? 1 : 0)) {
         if (why) *why = "the learner's process is gone";
         reap(false);
         return false;
     }
-    ::close(loan.fd);
+    if (loan.fd >= 0) ::close(loan.fd);
     loan.fd = -1;
     wire::Message r;
     if (!receive(r) || r.kind != wire::Kind::Mapped || r.loan != m.loan || r.status != 0) {

@@ -24,6 +24,7 @@ struct LearnerStart {
     std::string shims;    // the lesson's call shims
     bool filter = true;
     const Sandbox* sandbox = nullptr;  // inside bwrap (with the sandbox's filter too) when set
+    int shared_memory = -1;            // lend::shared_memory(): the learner's descriptor 4
 };
 
 // How a learner's process ended or stands, as the judge saw it.

@@ -148,7 +148,15 @@ void release(Loan& loan) {
     loan = Loan{};
 }
 
-std::uintptr_t import(int fd, std::size_t bytes, std::string* why) {
+int shared_memory(std::string*) { return -1; }
+
+bool join(int shared_fd, std::string* why) {
+    if (shared_fd < 0) return true;
+    if (why) *why = "a GPU's loans need no shared memory";
+    return false;
+}
+
+std::uintptr_t import(int fd, std::size_t bytes, std::uintptr_t, std::string* why) {
     if (!cu().ok) {
         ::close(fd);
         if (why) *why = "the CUDA driver's virtual memory API is not available";

@@ -27,6 +27,7 @@ struct Message {
     Kind kind = Kind::Quit;
     std::uint32_t loan = 0;
     std::uint64_t bytes = 0;
+    std::uint64_t address = 0;     // Lend: the judge's address of the loan (the emulator's)
     std::int32_t status = 0;       // Returned: the call's cudaError_t; Loaded/Mapped: 0 = ok
     std::int32_t sync_status = 0;  // Returned: cudaDeviceSynchronize's after it
     double ms = 0;                 // Ready: context start; Returned: the call's host time

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +29,11 @@ constexpr std::size_t kGap = 64 * 1024;                    // unmapped between a
 constexpr std::size_t kDryGap = std::size_t{16} << 30;
 constexpr std::size_t kPage = 4096;
 
+// Where a shared arena is mapped, in the judge's process and the learner's alike: 16 TiB, far
+// below where the loader and mmap put anything on x86-64 and AArch64 (top-down from 128 TiB or
+// 256 TiB) and above the executable (at most a few GiB).
+constexpr std::uintptr_t kSharedArenaAt = std::uintptr_t{1} << 44;
+
 struct Arena {
     std::uintptr_t begin = 0, end = 0, next = 0;
     std::size_t gap_before_next = kGap;  // unmapped between the last allocation and `next`
@@ -35,8 +41,32 @@ struct Arena {
     Allocation* last = nullptr;
 };
 
-Arena& arena() {
+Arena& the_arena() {
     static Arena a;
+    return a;
+}
+
+// Maps the shared arena at kSharedArenaAt: the judge's half (lower) or the learner's (upper).
+bool map_shared_arena(Arena& a, int fd, bool upper, std::string* why) {
+    if (a.begin) {
+        if (why) *why = "device memory is already in use";
+        return false;
+    }
+    void* m = ::mmap(reinterpret_cast<void*>(kSharedArenaAt), kArenaBytes, PROT_NONE,
+                     MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, fd, 0);
+    if (m == MAP_FAILED || reinterpret_cast<std::uintptr_t>(m) != kSharedArenaAt) {
+        if (why) *why = std::string("cannot map shared device memory: ") + std::strerror(errno);
+        if (m != MAP_FAILED) ::munmap(m, kArenaBytes);
+        return false;
+    }
+    a.begin = kSharedArenaAt;
+    a.end = upper ? a.begin + kArenaBytes : a.begin + kArenaBytes / 2;
+    a.next = (upper ? a.begin + kArenaBytes / 2 : a.begin) + kGap;
+    return true;
+}
+
+Arena& arena() {
+    Arena& a = the_arena();
     if (!a.begin) {
         void* m = ::mmap(nullptr, kArenaBytes, PROT_NONE,
                          MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -232,6 +262,49 @@ double now_ms() {
 }
 
 }  // namespace
+
+int share_device_memory(std::string* why) {
+    int fd = ::memfd_create("cudalings-device-memory", MFD_CLOEXEC);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(kArenaBytes)) != 0) {
+        if (why) *why = std::string("cannot make shared device memory: ") + std::strerror(errno);
+        if (fd >= 0) ::close(fd);
+        return -1;
+    }
+    if (!map_shared_arena(the_arena(), fd, false, why)) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+bool join_device_memory(int fd, std::string* why) {
+    return map_shared_arena(the_arena(), fd, true, why);
+}
+
+bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
+                      std::string* why) {
+    Arena& a = arena();
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    const std::size_t mapped = std::max<std::size_t>((bytes + kPage - 1) / kPage * kPage, kPage);
+    if (at % kPage != 0 || at < a.begin || at + mapped > a.begin + kArenaBytes / 2 ||
+        a.allocations.count(at)) {
+        if (why) *why = "not an allocation of the shared device memory's lower half";
+        return false;
+    }
+    if (::mprotect(reinterpret_cast<void*>(at), mapped, PROT_READ | PROT_WRITE) != 0) {
+        if (why) *why = std::string("mprotect: ") + std::strerror(errno);
+        return false;
+    }
+    auto alloc = std::make_unique<Allocation>();
+    alloc->begin = at;
+    alloc->bytes = bytes;
+    alloc->mapped = mapped;
+    alloc->where = "the checker";
+    alloc->name = name;
+    alloc->host_named = !name.empty();
+    a.allocations[at] = std::move(alloc);
+    return true;
+}
 
 bool in_arena(std::uintptr_t a) {
     Arena& ar = arena();

@@ -1,6 +1,7 @@
-// The judge split's learner process on a GPU (checker/learner/): device memory the judge lends
-// by descriptor, a call packed from the entry point's signature, the learner's filter, and who
-// is to blame when the learner's process ends. Uses lesson 01's solution as the learner's object.
+// The judge split's learner process (checker/learner/): device memory the judge lends (by
+// descriptor on a GPU; under the emulator, CUDALINGS_TEST_EMULATED, through the emulator's shared
+// memory), a call packed from the entry point's signature, the learner's filter, and who is to
+// blame when the learner's process ends. Uses lesson 01's solution as the learner's object.
 #include <catch2/catch_test_macros.hpp>
 
 #include <cuda_runtime.h>
@@ -25,6 +26,7 @@ struct Buffers {
     lend::Loan a, b, c;
     Buffers() {
         std::string why;
+        INFO(why);
         REQUIRE(lend::make(n * 4, a, &why));
         REQUIRE(lend::make(n * 4, b, &why));
         REQUIRE(lend::make(n * 4, c, &why));
@@ -56,8 +58,18 @@ struct Buffers {
     }
 };
 
+#ifdef CUDALINGS_TEST_EMULATED
+bool machine_ready() { return true; }
+std::string not_ready() { return {}; }
+#else
+bool machine_ready() { return test_support::gpu_present(); }
+std::string not_ready() { return test_support::gpu_absent_reason(); }
+#endif
+
 LearnerStart how(const std::string& step, const Sandbox* sandbox = nullptr) {
     LearnerStart s;
+    std::string why;
+    s.shared_memory = lend::shared_memory(&why);
     s.learner = CUDALINGS_LEARNER;
     s.shims = CUDALINGS_TEST_SHIM;
     s.step = step;
@@ -94,9 +106,13 @@ void lend_all(JudgeLink& link, Buffers& buf) {
 }  // namespace
 
 TEST_CASE("a learner's process computes on memory the judge lent it, under its filter",
-          "[gpu][learner]") {
-    if (!test_support::gpu_present()) SKIP(test_support::gpu_absent_reason());
+          "[learner]") {
+    if (!machine_ready()) SKIP(not_ready());
     REQUIRE(cudaFree(nullptr) == cudaSuccess);
+    std::string shared_error;
+    const bool shares = lend::shared_memory(&shared_error) >= 0 || shared_error.empty();
+    INFO(shared_error);
+    REQUIRE(shares);
     std::vector<std::pair<std::string, std::shared_ptr<const Sandbox>>> ways{{"direct", nullptr}};
     std::string why;
     if (auto box = open_sandbox({}, why)) ways.emplace_back("bubblewrap", box);
@@ -115,7 +131,8 @@ TEST_CASE("a learner's process computes on memory the judge lent it, under its f
         CHECK(r.sync_status == cudaSuccess);
         CHECK(buf.wrong() == 0);
 
-        // Nothing of the checker but the learner program and the shims is in that process.
+        // Nothing of the checker but the learner program, the shims (and the emulator) is in
+        // that process: no runner, no checks, no core.
         auto files = mapped_files(link.pid());
         std::ostringstream all;
         for (auto& f : files) all << f << "\n";
@@ -125,7 +142,9 @@ TEST_CASE("a learner's process computes on memory the judge lent it, under its f
             for (auto& f : files) {
                 CHECK(f.find("cudalings-runner") == std::string::npos);
                 CHECK(f.find("checks") == std::string::npos);
-                CHECK(f.find("libcudalings") == std::string::npos);
+                // The emulator's runtime is the one library of the project allowed there.
+                if (f.find("libcudalings_emu.so") == std::string::npos)
+                    CHECK(f.find("libcudalings") == std::string::npos);
                 step = step || f == CUDALINGS_SOLUTION_01;
                 shim = shim || f == CUDALINGS_TEST_SHIM;
             }
@@ -138,8 +157,8 @@ TEST_CASE("a learner's process computes on memory the judge lent it, under its f
 }
 
 TEST_CASE("a learner that exits while loading ends its own run, and cannot reach its judge",
-          "[gpu][learner]") {
-    if (!test_support::gpu_present()) SKIP(test_support::gpu_absent_reason());
+          "[learner]") {
+    if (!machine_ready()) SKIP(not_ready());
     REQUIRE(cudaFree(nullptr) == cudaSuccess);
     std::string why;
     {

@@ -103,4 +103,18 @@ struct Statistics {
 };
 CUDALINGS_EMU_API Statistics statistics();
 
+// Device memory two processes share (the checker's judge and the learner's process): a memfd
+// mapped at the same address in both, so a device pointer means the same bytes in each.
+//   share_device_memory: the judge, before its first allocation: its allocations come from the
+//     lower half of the arena; returns the memfd (close-on-exec) or -1 with `why`.
+//   join_device_memory: the learner's process, before its first allocation, with that memfd:
+//     nothing of the judge's is accessible until adopted; its own allocations come from the
+//     upper half.
+//   adopt_allocation: the learner's side of one of the judge's allocations (its start and size
+//     as the judge made it), accessible from now on and named `name` in reports.
+CUDALINGS_EMU_API int share_device_memory(std::string* why);
+CUDALINGS_EMU_API bool join_device_memory(int fd, std::string* why);
+CUDALINGS_EMU_API bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
+                                        std::string* why);
+
 }  // namespace cudalings_emu
