@@ -1,0 +1,136 @@
+// Lesson 12, step 4 — a block per row for wide rows.
+//
+// Teaches: the same kernel shape as step 3 one level up. A row of 32768 floats is 1024 floats
+// per lane for a warp: far too many registers, and one warp per SM-slot cannot keep enough
+// bytes in flight. A block of kThreads threads owns one row; thread t holds kPer float4 of it
+// (elements (k·kThreads + t)·4 .. +3), the max and the sum are block reduces (lesson 04: a
+// butterfly in each warp, the warps' results through shared memory, one barrier), and the row
+// is written from registers: still one read and one write per element.
+//
+// Sizes: 256 threads for rows up to 8192 floats (up to 8 float4 each), 1024 threads up to
+// 32768 (8 float4 each, 32 registers of data). Rows wider than 32768, or whose width is not a
+// multiple of 4, take a loop that reads the row twice (step 2's online pass, then the write):
+// that is the answer for rows that fit neither in registers nor in one block's shared memory.
+//
+// Check:  ./cudalings check 12_row_ops/04_block_per_row
+// Stuck:  ./cudalings hint 12_row_ops/04_block_per_row
+//
+// Read "Step 4" in lessons/12_row_ops/README.md first. As given, this file compiles and runs but writes nothing, so every test fails.
+
+#include <cmath>
+
+#include "row_ops.cuh"
+
+constexpr unsigned int kFullMask = 0xffffffffu;
+constexpr size_t kMaxRegisterCols = 32768;
+
+struct Max {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+    __device__ static float identity() { return -INFINITY; }
+};
+struct Sum {
+    __device__ float operator()(float a, float b) const { return a + b; }
+    __device__ static float identity() { return 0.0f; }
+};
+
+// v reduced over the block of kThreads threads, returned to every thread. `partial` is the
+// caller's: two calls in a row use two arrays, so no barrier is needed after the read.
+template <unsigned int kThreads, typename Op>
+__device__ __forceinline__ float block_all_reduce(float v, Op op, float* partial) {
+    // TODO(1 of 2, ~7 lines): a butterfly over the warp (v = op(v, __shfl_xor_sync(kFullMask,
+    //   v, m)), m = 16 .. 1); lane 0 stores the warp's result in partial[warp]; __syncthreads();
+    //   then every warp reads partial[lane] into its lanes (lanes >= kThreads / 32 take
+    //   Op::identity()) and butterflies again, so every thread returns the block's result.
+    (void)op, (void)partial;
+    return v;
+}
+
+template <unsigned int kThreads, int kPer>
+__global__ void __launch_bounds__(kThreads)
+    softmax_block_kernel(const float* __restrict__ x, float* __restrict__ y, size_t cols) {
+    __shared__ float max_partial[kThreads / 32], sum_partial[kThreads / 32];
+    const float* in = x + blockIdx.x * cols;
+    float* out = y + blockIdx.x * cols;
+
+    float4 v[kPer];
+    float m = -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {  // every load issued before any arithmetic waits on one
+        const size_t c = (static_cast<size_t>(k) * kThreads + threadIdx.x) * 4;
+        v[k] = make_float4(-INFINITY, -INFINITY, -INFINITY, -INFINITY);
+        if (c < cols) v[k] = __ldcs(reinterpret_cast<const float4*>(in + c));
+    }
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) m = fmaxf(fmaxf(m, fmaxf(v[k].x, v[k].y)), fmaxf(v[k].z, v[k].w));
+    m = block_all_reduce<kThreads>(m, Max(), max_partial);
+    const float shift = m == -INFINITY ? 0.0f : m;
+
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+        v[k] = make_float4(expf(v[k].x - shift), expf(v[k].y - shift), expf(v[k].z - shift),
+                           expf(v[k].w - shift));
+        s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+    }
+    s = block_all_reduce<kThreads>(s, Sum(), sum_partial);
+    const float inv = s > 0.0f ? 1.0f / s : 0.0f;
+
+    // TODO(2 of 2, ~6 lines): write the row from registers: for each k whose column
+    //   c = (k * kThreads + threadIdx.x) * 4 is < cols, __stcs the float4 v[k] * inv to out + c.
+    //   Delete the (void) line when you are done.
+    (void)out, (void)inv;
+}
+
+// Any width: an online pass (step 2) and a second read for the write.
+constexpr unsigned int kLoopThreads = 256;
+struct MaxSum {
+    float m, s;
+};
+__device__ __forceinline__ MaxSum merge(MaxSum a, MaxSum b) {
+    const float m = fmaxf(a.m, b.m);
+    if (m == -INFINITY) return {m, 0.0f};
+    return {m, a.s * expf(a.m - m) + b.s * expf(b.m - m)};
+}
+
+__global__ void __launch_bounds__(kLoopThreads)
+    softmax_block_loop_kernel(const float* __restrict__ x, float* __restrict__ y, size_t cols) {
+    __shared__ MaxSum partial[kLoopThreads / 32];
+    const unsigned int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const float* in = x + blockIdx.x * cols;
+    float* out = y + blockIdx.x * cols;
+    MaxSum v{-INFINITY, 0.0f};
+    for (size_t c = threadIdx.x; c < cols; c += kLoopThreads) v = merge(v, {in[c], 1.0f});
+    for (unsigned int o = 16; o > 0; o /= 2)
+        v = merge(v, {__shfl_xor_sync(kFullMask, v.m, o), __shfl_xor_sync(kFullMask, v.s, o)});
+    if (lane == 0) partial[warp] = v;
+    __syncthreads();
+    v = partial[0];
+    for (unsigned int w = 1; w < kLoopThreads / 32; ++w) v = merge(v, partial[w]);
+    const float shift = v.m == -INFINITY ? 0.0f : v.m;
+    const float inv = v.s > 0.0f ? 1.0f / v.s : 0.0f;
+    for (size_t c = threadIdx.x; c < cols; c += kLoopThreads) out[c] = expf(in[c] - shift) * inv;
+}
+
+template <unsigned int kThreads, int kPer>
+void launch(const float* x, float* y, size_t rows, size_t cols, cudaStream_t stream) {
+    softmax_block_kernel<kThreads, kPer>
+        <<<static_cast<unsigned int>(rows), kThreads, 0, stream>>>(x, y, cols);
+}
+
+extern "C" cudaError_t softmax_rows(const float* x, float* y, size_t rows, size_t cols,
+                                    cudaStream_t stream) {
+    if (cols % 4 != 0 || cols > kMaxRegisterCols) {
+        softmax_block_loop_kernel<<<static_cast<unsigned int>(rows), kLoopThreads, 0, stream>>>(
+            x, y, cols);
+    } else if (cols <= 8192) {
+        const size_t per = (cols + 1023) / 1024;  // float4 per thread, 256 threads
+        if (per <= 1) launch<256, 1>(x, y, rows, cols, stream);
+        else if (per <= 2) launch<256, 2>(x, y, rows, cols, stream);
+        else if (per <= 4) launch<256, 4>(x, y, rows, cols, stream);
+        else launch<256, 8>(x, y, rows, cols, stream);
+    } else {
+        if (cols <= 16384) launch<1024, 4>(x, y, rows, cols, stream);
+        else launch<1024, 8>(x, y, rows, cols, stream);
+    }
+    return cudaGetLastError();
+}
