@@ -26,11 +26,13 @@
 // Shapes (m × n × k): every one up to 2^16 + 3 elements of C runs under the emulator too, so
 // those carry the edge cases with small k: 1×1×1, a single long dot product (1×1×1000), one row
 // (1×33×31), one column (33×1×31), sides one below and one above the tiles of every step (31,
-// 33, 127, 129), k not a multiple of 4 or of a slice (2, 3, 5, 7, 31, 33, 129, 1000), n
+// 33, 127, 129, 255, 257), k not a multiple of 4 or of a slice (2, 3, 5, 9, 12, 31, 129, 1000), n
 // multiple of 4 with m not (float4 rows of B and C with partial row tiles), full tiles
-// (128×128×128). Larger (the GPU): 1000³, tall and wide shapes with small n or m, k = 1, and
-// the timed 4096³ and 16384×16384×256. Under the emulator the first large shape runs halved
-// (2049×17×33), then 1025×1000×3 for its values, then the rest for their launches only.
+// (128×128×16). Every small case keeps m·n·k under 6·10^5: the emulator runs a few million
+// multiply-adds a second. Larger (the GPU): 1000×1100×1000, tall and wide shapes with small n
+// or m, k = 1, 2049×2047×4097, and the timed 4096³ and 16384×16384×256. Under the emulator the
+// first large shape runs halved (2050×17×5), then 257×1025×2 for its values, then the rest
+// for their launches only.
 //
 // Values: uniform in [-1, 1); small integers (the sums are exact: every order gives the same
 // bits); many magnitudes with both signs (2^-20 .. 2^20); alternating signs (cancellation);
@@ -158,20 +160,23 @@ class GemmProblem : public Problem {
         add(33, 1, 31, dist::wide);     // one column
         add(31, 33, 2, dist::uniform);
         add(33, 31, 129, dist::alternating);
-        add(127, 129, 33, dist::uniform);
-        add(129, 127, 31, dist::small_integers);
-        add(128, 128, 128, dist::uniform);  // full tiles everywhere
+        add(127, 129, 12, dist::uniform);
+        add(129, 127, 5, dist::small_integers);
+        add(128, 128, 16, dist::uniform);  // full tiles everywhere
         add(2, 1000, 3, dist::uniform);
         add(1000, 2, 5, dist::wide);
         add(64, 256, 4, dist::uniform);        // every row float4-aligned
-        add(17, 33, 1000, dist::offset_scale);  // long sums of one sign
-        add(129, 129, 129, dist::wide);
-        add(255, 257, 7, dist::uniform);
-        add(33, 1000, 36, dist::small_integers);  // n, k multiples of 4, m not
-        // large (the GPU; under emulation the first runs halved, 1025×1000×3 for its values)
-        add(4099, 17, 33, dist::uniform);
-        add(1025, 1000, 3, dist::uniform);
-        add(1000, 1000, 1000, dist::uniform);
+        add(3, 33, 1000, dist::offset_scale);  // long sums of one sign
+        add(129, 129, 9, dist::wide);
+        add(255, 257, 2, dist::uniform);
+        add(33, 260, 36, dist::small_integers);  // n, k multiples of 4, m not
+        // large (the GPU). Under emulation the first runs halved (2050×17×5) and 257×1025×2, the
+        // largest up to 2^20 + 1025 elements of C, for its values: every other case of up to that
+        // many elements has a k too long to emulate, and must stay smaller than it (1000×1100
+        // is over the limit: it runs for its launches only)
+        add(4099, 17, 5, dist::uniform);
+        add(257, 1025, 2, dist::uniform);
+        add(1000, 1100, 1000, dist::uniform);
         add(16384, 5, 2048, dist::offset_scale);
         add(5, 16384, 2048, dist::uniform);
         add(8192, 8192, 1, dist::wide);
