@@ -31,8 +31,8 @@
 // (128×128×16). Every small case keeps m·n·k under 6·10^5: the emulator runs a few million
 // multiply-adds a second. Larger (the GPU): 1000×1100×1000, tall and wide shapes with small n
 // or m, k = 1, 2049×2047×4097, and the timed 4096³ and 16384×16384×256. Under the emulator the
-// first large shape runs halved (2050×17×5), then 257×1025×2 for its values, then the rest
-// for their launches only.
+// first large shape runs halved (2050×17×5), then whole (4099×17×5) for its values, then the
+// rest for their launches only (every one over 2^20 + 1025 elements).
 //
 // Values: uniform in [-1, 1); small integers (the sums are exact: every order gives the same
 // bits); many magnitudes with both signs (2^-20 .. 2^20); alternating signs (cancellation);
@@ -170,15 +170,14 @@ class GemmProblem : public Problem {
         add(129, 129, 9, dist::wide);
         add(255, 257, 2, dist::uniform);
         add(33, 260, 36, dist::small_integers);  // n, k multiples of 4, m not
-        // large (the GPU). Under emulation the first runs halved (2050×17×5) and 257×1025×2, the
-        // largest up to 2^20 + 1025 elements of C, for its values: every other case of up to that
-        // many elements has a k too long to emulate, and must stay smaller than it (1000×1100
-        // is over the limit: it runs for its launches only)
+        // large (the GPU). Under emulation the first runs halved (2050×17×5), then again whole
+        // for its values, as the largest case of up to 2^20 + 1025 elements of C: every other
+        // large case has a k too long to emulate, so it has more elements than that (it runs
+        // for its launches only)
         add(4099, 17, 5, dist::uniform);
-        add(257, 1025, 2, dist::uniform);
         add(1000, 1100, 1000, dist::uniform);
-        add(16384, 5, 2048, dist::offset_scale);
-        add(5, 16384, 2048, dist::uniform);
+        add(16384, 65, 2048, dist::offset_scale);
+        add(65, 16384, 2048, dist::uniform);
         add(8192, 8192, 1, dist::wide);
         add(2049, 2047, 4097, dist::alternating);
         add(4096, 4096, 4096, dist::uniform);

@@ -1,19 +1,15 @@
-// Lesson 10, step 1 — one thread per output element (solution).
+// Lesson 10, step 1 — one thread per output element.
 //
 // Teaches: the loop order and thread mapping that coalesce. Thread (row, col) walks row `row`
-// of A and column `col` of B, k multiply-adds, and writes C(row, col). Which index follows
-// threadIdx.x decides everything: here consecutive lanes of a warp take consecutive *columns*,
-// so at every p the warp reads B[p * n + col .. col + 31], 128 consecutive bytes (one
-// transaction), and all 32 lanes read the same A[row * k + p] (one broadcast). With the roles
-// swapped (lanes on rows) each lane reads its own row of A, k floats apart: 32 transactions
-// per load, and the README's table shows what that costs.
-//
-// Arithmetic intensity: each multiply-add reads two floats from memory (or from cache): 2
-// flops per 8 bytes, 0.25 flop/byte. The GPU can do ~60 flops per byte its DRAM delivers, so
-// this kernel lives on what the caches give it.
+// of A and column `col` of B, k multiply-adds, and writes C(row, col). Lanes of a warp take
+// consecutive *columns* (threadIdx.x -> col): at every p the warp reads 32 consecutive floats
+// of a row of B and one float of A (a broadcast). Read "Step 1" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/01_naive
 // Stuck:  ./cudalings hint 10_gemm/01_naive
+//
+// As given, this file compiles and runs but never writes C, so every test fails ("C still holds
+// its input values").
 
 #include "gemm.cuh"
 
@@ -28,15 +24,14 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     const unsigned int row = blockIdx.y * kBlockY + threadIdx.y;
     if (row >= m || col >= n) return;  // a partial block at the right or bottom edge
 
-    // size_t for the products: a row offset i * k can pass 2^32 when k is large.
-    const float* a = A + static_cast<size_t>(row) * k;  // row `row` of A
-    const float* b = B + col;                            // column `col` of B, stride n
+    // TODO(1 of 2, ~3 lines): the dot product of row `row` of A and column `col` of B:
+    //   acc += A[row * k + p] * B[p * n + col]   for p = 0 .. k - 1
+    //   (compute the offsets in size_t: row * k can pass 2^32).
     float acc = 0.0f;
-    for (unsigned int p = 0; p < k; ++p) acc += a[p] * b[static_cast<size_t>(p) * n];
 
-    // The sum of products first, then the scaling: C is read once, for beta * C.
-    float* c = C + static_cast<size_t>(row) * n + col;
-    *c = alpha * acc + beta * *c;
+    // TODO(2 of 2, ~2 lines): C[row * n + col] = alpha * acc + beta * C[row * n + col]
+    //   (read C once, then overwrite it). Delete the (void) line when you are done.
+    (void)A, (void)B, (void)C, (void)k, (void)alpha, (void)beta, (void)&acc;
 }
 
 extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,

@@ -1,23 +1,15 @@
-// Lesson 10, step 2 — shared-memory tiles (solution).
+// Lesson 10, step 2 — shared-memory tiles and the barrier pair.
 //
-// Teaches: reuse through shared memory, and the barrier pair. A block computes a 32 x 32 tile
-// of C. It walks k in slices of 32: the block loads a 32 x 32 tile of A and one of B into
-// shared memory (one float per thread each, coalesced), waits, and every thread does 32
-// multiply-adds from shared memory. Each float loaded from global memory is now used by 32
-// threads: global traffic falls 32-fold, and the arithmetic intensity of the global loads rises
-// from 0.25 to 8 flop/byte (2 * 32 flops per 2 loaded floats per thread per slice).
-//
-// Two barriers per slice, and both are needed:
-//   1. after the loads: a thread reads tile elements that other warps loaded;
-//   2. after the math: the next slice's loads overwrite the tiles, and a fast warp must not
-//      overwrite what a slow warp is still reading.
-//
-// Edges: a tile may hang over C's right or bottom edge, and the last slice over k's end. Out-
-// of-range tile elements are loaded as 0, so they add nothing, and every thread reaches both
-// barriers (a barrier inside an `if` that some threads skip is undefined behaviour).
+// Teaches: reuse through shared memory. A block computes a 32 x 32 tile of C and walks k in
+// slices of 32: it loads a 32 x 32 tile of A and one of B into shared memory (one float of each
+// per thread), waits, does 32 multiply-adds per thread from shared memory, and waits again
+// before the next slice overwrites the tiles. Read "Step 2" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/02_shared_tiles
 // Stuck:  ./cudalings hint 10_gemm/02_shared_tiles
+//
+// As given, this file compiles and runs but never writes C, so every test fails ("C still holds
+// its input values").
 
 #include "gemm.cuh"
 
@@ -36,23 +28,22 @@ __global__ void __launch_bounds__(kTile* kTile)
 
     float acc = 0.0f;
     for (unsigned int p0 = 0; p0 < k; p0 += kTile) {
-        // Lane tx reads A(row, p0 + tx) and B(p0 + ty, col): a warp reads 32 consecutive floats
-        // of one row of each matrix.
-        As[ty][tx] = (row < m && p0 + tx < k) ? A[static_cast<size_t>(row) * k + p0 + tx] : 0.0f;
-        Bs[ty][tx] = (p0 + ty < k && col < n) ? B[static_cast<size_t>(p0 + ty) * n + col] : 0.0f;
-        __syncthreads();  // 1: the tiles are complete
+        // TODO(1 of 4, ~2 lines): load the slice's tiles, 0.0f where the element does not exist:
+        //   As[ty][tx] = A(row, p0 + tx)   if row < m and p0 + tx < k
+        //   Bs[ty][tx] = B(p0 + ty, col)   if p0 + ty < k and col < n
+        //   (A(i, p) is A[i * k + p], B(p, j) is B[p * n + j]; offsets in size_t)
 
-        // As[ty][p] is one word for the whole warp (a broadcast), Bs[p][tx] 32 consecutive
-        // words (32 banks): no bank conflict.
-#pragma unroll
-        for (unsigned int p = 0; p < kTile; ++p) acc += As[ty][p] * Bs[p][tx];
-        __syncthreads();  // 2: everyone is done with the tiles before they are overwritten
+        // TODO(2 of 4, ~1 line): a barrier: the tiles must be complete before anyone reads them.
+
+        // TODO(3 of 4, ~3 lines): acc += As[ty][p] * Bs[p][tx] for p < kTile, then a second
+        //   barrier, so that no warp loads the next slice over a tile another warp still reads.
+        (void)p0;
     }
 
-    if (row < m && col < n) {
-        float* c = C + static_cast<size_t>(row) * n + col;
-        *c = alpha * acc + beta * *c;
-    }
+    // TODO(4 of 4, ~3 lines): if row < m and col < n: C(row, col) = alpha * acc + beta * C(row,
+    //   col). Delete the (void) line when you are done.
+    (void)A, (void)B, (void)C, (void)m, (void)n, (void)alpha, (void)beta, (void)&acc, (void)&As,
+        (void)&Bs, (void)row, (void)col, (void)tx, (void)ty;
 }
 
 extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,

@@ -1,19 +1,15 @@
-// Lesson 10, step 3 — 1-D register blocking: several outputs per thread (solution).
+// Lesson 10, step 3 — 1-D register blocking: several outputs per thread.
 //
-// Teaches: in step 2 every multiply-add needs two shared-memory loads, and shared memory
-// delivers far fewer words per clock than the FMA units consume. Give each thread a column of
-// kTM = 8 outputs instead of one: per k index it loads one B value into a register and reuses
-// it for 8 multiply-adds against 8 A values. Shared loads per FMA fall from 2 to 9/8.
-//
-// The block computes a 64 x 64 tile of C with 512 threads (64 * 64 / 8), walking k in slices
-// of kBK = 8:
-//   A tile 64 x 8 = 512 floats and B tile 8 x 64 = 512 floats: one of each per thread.
-//   thread t: column tc = t % 64 of the tile, rows tr * 8 .. tr * 8 + 7 with tr = t / 64.
-// A warp's 32 lanes share tr (the same A values: broadcasts) and take 32 consecutive columns
-// (32 consecutive words of Bs: conflict-free).
+// Teaches: step 2 does two shared-memory loads per multiply-add. Here each thread owns a
+// column of kTM = 8 outputs: per k index it loads one B value into a register and uses it 8
+// times. The block computes 64 x 64 of C with 512 threads, k in slices of 8.
+// Read "Step 3" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/03_1d_blocking
 // Stuck:  ./cudalings hint 10_gemm/03_1d_blocking
+//
+// As given, this file compiles and runs but never writes C, so every test fails ("C still holds
+// its input values").
 
 #include "gemm.cuh"
 
@@ -38,32 +34,21 @@ __global__ void __launch_bounds__(kThreads)
 
     float acc[kTM] = {};
     for (unsigned int p0 = 0; p0 < k; p0 += kBK) {
-        As[ar][ac] = (row0 + ar < m && p0 + ac < k)
-                         ? A[static_cast<size_t>(row0 + ar) * k + p0 + ac]
-                         : 0.0f;
-        Bs[br][bc] = (p0 + br < k && col0 + bc < n)
-                         ? B[static_cast<size_t>(p0 + br) * n + col0 + bc]
-                         : 0.0f;
-        __syncthreads();
+        // TODO(1 of 3, ~7 lines): load one element of each tile, 0.0f outside the matrices:
+        //   As[ar][ac] = A(row0 + ar, p0 + ac),  Bs[br][bc] = B(p0 + br, col0 + bc),
+        //   then a barrier.
 
-#pragma unroll
-        for (unsigned int p = 0; p < kBK; ++p) {
-            const float b = Bs[p][tc];  // one shared load, reused kTM times
-#pragma unroll
-            for (unsigned int i = 0; i < kTM; ++i) acc[i] += As[tr * kTM + i][p] * b;
-        }
-        __syncthreads();
+        // TODO(2 of 3, ~6 lines): for p < kBK: b = Bs[p][tc] (one shared load), then
+        //   acc[i] += As[tr * kTM + i][p] * b for i < kTM; then the second barrier.
+        (void)p0;
     }
 
-    const unsigned int col = col0 + tc;
-#pragma unroll
-    for (unsigned int i = 0; i < kTM; ++i) {
-        const unsigned int row = row0 + tr * kTM + i;
-        if (row < m && col < n) {
-            float* c = C + static_cast<size_t>(row) * n + col;
-            *c = alpha * acc[i] + beta * *c;
-        }
-    }
+    // TODO(3 of 3, ~8 lines): for i < kTM, row = row0 + tr * kTM + i, col = col0 + tc: where
+    //   row < m and col < n, C(row, col) = alpha * acc[i] + beta * C(row, col).
+    //   Delete the (void) line when you are done.
+    (void)A, (void)B, (void)C, (void)m, (void)n, (void)alpha, (void)beta, (void)&acc, (void)&As,
+        (void)&Bs, (void)ar, (void)ac, (void)br, (void)bc, (void)tr, (void)tc, (void)row0,
+        (void)col0;
 }
 
 extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,

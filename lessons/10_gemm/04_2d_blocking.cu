@@ -1,17 +1,15 @@
-// Lesson 10, step 4 — 2-D register blocking: an outer product per k (solution).
+// Lesson 10, step 4 — 2-D register blocking: an outer product per k.
 //
-// Teaches: give each thread an 8 x 8 square of outputs. Per k index it loads 8 values of A's
-// column and 8 of B's row into registers and does their outer product: 64 multiply-adds for 16
-// shared loads (step 3: 8 for 9). The square is what makes it pay: a thread's outputs share
-// their rows' A values and their columns' B values.
-//
-// The block computes a 128 x 128 tile of C with 256 threads (128 * 128 / 64), k in slices of
-// kBK = 8. A tile 128 x 8 and B tile 8 x 128 are 1024 floats each: four of each per thread.
-//   thread t: rows (t / 16) * 8 + i, columns (t % 16) * 8 + j, i, j < 8.
-// Registers: 64 accumulators + 16 operands; ask for them with __launch_bounds__.
+// Teaches: each thread owns an 8 x 8 square of C. Per k index it loads 8 A values (a column
+// of its rows) and 8 B values (a row of its columns) into registers and does their outer
+// product: 64 multiply-adds for 16 shared loads. The block computes 128 x 128 with 256
+// threads, k in slices of 8. Read "Step 4" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/04_2d_blocking
 // Stuck:  ./cudalings hint 10_gemm/04_2d_blocking
+//
+// As given, this file compiles and runs but never writes C, so every test fails ("C still holds
+// its input values").
 
 #include "gemm.cuh"
 
@@ -37,44 +35,22 @@ __global__ void __launch_bounds__(kThreads)
     float acc[kTM][kTN] = {};
     float a[kTM], b[kTN];
     for (unsigned int p0 = 0; p0 < k; p0 += kBK) {
-#pragma unroll
-        for (unsigned int r = ar; r < kBM; r += kARows)
-            As[r][ac] = (row0 + r < m && p0 + ac < k)
-                            ? A[static_cast<size_t>(row0 + r) * k + p0 + ac]
-                            : 0.0f;
-#pragma unroll
-        for (unsigned int r = br; r < kBK; r += kBRows)
-            Bs[r][bc] = (p0 + r < k && col0 + bc < n)
-                            ? B[static_cast<size_t>(p0 + r) * n + col0 + bc]
-                            : 0.0f;
-        __syncthreads();
+        // TODO(1 of 3, ~10 lines): load the tiles, 0.0f outside the matrices:
+        //   As[r][ac] = A(row0 + r, p0 + ac) for r = ar, ar + kARows, ... < kBM
+        //   Bs[r][bc] = B(p0 + r, col0 + bc) for r = br, br + kBRows, ... < kBK
+        //   then a barrier.
 
-#pragma unroll
-        for (unsigned int p = 0; p < kBK; ++p) {
-#pragma unroll
-            for (unsigned int i = 0; i < kTM; ++i) a[i] = As[tr * kTM + i][p];
-#pragma unroll
-            for (unsigned int j = 0; j < kTN; ++j) b[j] = Bs[p][tc * kTN + j];
-#pragma unroll
-            for (unsigned int i = 0; i < kTM; ++i)
-#pragma unroll
-                for (unsigned int j = 0; j < kTN; ++j) acc[i][j] += a[i] * b[j];
-        }
-        __syncthreads();
+        // TODO(2 of 3, ~10 lines): for p < kBK: a[i] = As[tr * kTM + i][p] (i < kTM),
+        //   b[j] = Bs[p][tc * kTN + j] (j < kTN), acc[i][j] += a[i] * b[j]; then a barrier.
+        (void)p0;
     }
 
-#pragma unroll
-    for (unsigned int i = 0; i < kTM; ++i) {
-        const unsigned int row = row0 + tr * kTM + i;
-#pragma unroll
-        for (unsigned int j = 0; j < kTN; ++j) {
-            const unsigned int col = col0 + tc * kTN + j;
-            if (row < m && col < n) {  // the register tile can hang over C's edge
-                float* c = C + static_cast<size_t>(row) * n + col;
-                *c = alpha * acc[i][j] + beta * *c;
-            }
-        }
-    }
+    // TODO(3 of 3, ~10 lines): for every i, j: row = row0 + tr * kTM + i, col = col0 + tc * kTN
+    //   + j; where row < m and col < n, C(row, col) = alpha * acc[i][j] + beta * C(row, col).
+    //   Delete the (void) line when you are done.
+    (void)A, (void)B, (void)C, (void)m, (void)n, (void)alpha, (void)beta, (void)&acc, (void)&a,
+        (void)&b, (void)&As, (void)&Bs, (void)ar, (void)ac, (void)br, (void)bc, (void)tr, (void)tc,
+        (void)row0, (void)col0, (void)kARows, (void)kBRows;
 }
 
 extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,

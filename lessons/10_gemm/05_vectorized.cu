@@ -1,21 +1,17 @@
-// Lesson 10, step 5 — vectorised, conflict-free tile loads (solution).
+// Lesson 10, step 5 — vectorised, conflict-free tile loads.
 //
-// Teaches: step 4's tiles, moved in float4s. Three changes:
-//   1. Global loads as float4: a thread fetches 4 consecutive floats of a row of A and of B in
-//      one instruction (one float4 of each per slice, instead of four floats of each).
-//   2. A's tile stored *transposed* in shared memory, As[p][r]: a thread's 8 A operands for one
-//      k index are then 8 consecutive words, two float4 shared loads instead of eight scalar
-//      ones (B's row already is consecutive: two float4 loads too).
-//   3. As padded by 4 columns: the transposed stores As[4q + e][r] of a warp then fall in 32
-//      different banks (without it the lanes with q = 0 and q = 1 collide pairwise).
-// And C is read and written as float4 where a row allows.
-//
-// float4 needs 16-byte alignment. The bases are aligned, but row i of A starts at A + i * k:
-// aligned for every row only when k % 4 == 0 (B and C: n % 4 == 0). For other shapes each
-// float4 becomes four guarded single loads: the same values, in the same places.
+// Teaches: step 4's tiles moved in float4s. Global loads as float4 (one of A's tile and one of
+// B's per thread per slice); A's tile stored transposed, As[p][r], so that a thread's 8 A
+// operands are consecutive words (two float4 shared loads, like B's); As padded by 4 columns
+// so the transposed stores do not collide in a bank. A float4 needs a 16-byte-aligned address:
+// rows of A are aligned only when k % 4 == 0 (B's and C's when n % 4 == 0); otherwise each
+// float4 is four guarded single loads. Read "Step 5" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/05_vectorized
 // Stuck:  ./cudalings hint 10_gemm/05_vectorized
+//
+// As given, this file compiles and runs but computes nothing (acc stays 0), so C becomes
+// beta * C and every test fails.
 
 #include "gemm.cuh"
 
@@ -42,59 +38,21 @@ __global__ void __launch_bounds__(kThreads)
 
     float acc[kTM][kTN] = {};
     for (unsigned int p0 = 0; p0 < k; p0 += kBK) {
-        {  // A(row0 + ar, p0 + 4 aq .. + 3), stored down column ar of As
-            const unsigned int r = row0 + ar, p = p0 + 4 * aq;
-            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (r < m) {
-                const float* src = A + static_cast<size_t>(r) * k + p;
-                if (a_vec && p < k) {
-                    v = *reinterpret_cast<const float4*>(src);  // p < k => p + 3 < k
-                } else {
-                    v.x = p < k ? src[0] : 0.0f;
-                    v.y = p + 1 < k ? src[1] : 0.0f;
-                    v.z = p + 2 < k ? src[2] : 0.0f;
-                    v.w = p + 3 < k ? src[3] : 0.0f;
-                }
-            }
-            As[4 * aq + 0][ar] = v.x;
-            As[4 * aq + 1][ar] = v.y;
-            As[4 * aq + 2][ar] = v.z;
-            As[4 * aq + 3][ar] = v.w;
-        }
-        {  // B(p0 + br, col0 + 4 bq .. + 3), a float4 store into Bs
-            const unsigned int p = p0 + br, c = col0 + 4 * bq;
-            float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-            if (p < k) {
-                const float* src = B + static_cast<size_t>(p) * n + c;
-                if (b_vec && c < n) {
-                    v = *reinterpret_cast<const float4*>(src);
-                } else {
-                    v.x = c < n ? src[0] : 0.0f;
-                    v.y = c + 1 < n ? src[1] : 0.0f;
-                    v.z = c + 2 < n ? src[2] : 0.0f;
-                    v.w = c + 3 < n ? src[3] : 0.0f;
-                }
-            }
-            *reinterpret_cast<float4*>(&Bs[br][4 * bq]) = v;
-        }
+        // TODO(1 of 2, ~35 lines): the slice's loads, then (below) the barrier.
+        //   A: v = the four floats A(row0 + ar, p .. p + 3), p = p0 + 4 * aq: one float4 load
+        //      when a_vec and p < k (then p + 3 < k as well), else four single loads, each 0.0f
+        //      where its column is >= k; all zeros when row0 + ar >= m. Store it transposed:
+        //      As[4 * aq + e][ar] = v.x, v.y, v.z, v.w (e = 0 .. 3).
+        //   B: w = the four floats B(p0 + br, c .. c + 3), c = col0 + 4 * bq, the same way
+        //      (b_vec and c < n: one float4), and store it whole: float4 at &Bs[br][4 * bq].
+        (void)ar, (void)aq, (void)br, (void)bq, (void)a_vec, (void)b_vec, (void)p0;
         __syncthreads();
 
-#pragma unroll
-        for (unsigned int p = 0; p < kBK; ++p) {
-            float a[kTM], b[kTN];
-#pragma unroll
-            for (unsigned int i = 0; i < kTM; i += 4)
-                *reinterpret_cast<float4*>(&a[i]) =
-                    *reinterpret_cast<const float4*>(&As[p][tr * kTM + i]);
-#pragma unroll
-            for (unsigned int j = 0; j < kTN; j += 4)
-                *reinterpret_cast<float4*>(&b[j]) =
-                    *reinterpret_cast<const float4*>(&Bs[p][tc * kTN + j]);
-#pragma unroll
-            for (unsigned int i = 0; i < kTM; ++i)
-#pragma unroll
-                for (unsigned int j = 0; j < kTN; ++j) acc[i][j] += a[i] * b[j];
-        }
+        // TODO(2 of 2, ~16 lines): for p < kBK: a[0..7] from two float4 reads at
+        //   &As[p][tr * kTM] and &As[p][tr * kTM + 4], b[0..7] from &Bs[p][tc * kTN] and
+        //   &Bs[p][tc * kTN + 4]; then acc[i][j] += a[i] * b[j]. Delete the (void) lines when you
+        //   are done.
+        (void)&As, (void)&Bs, (void)A, (void)B, (void)k;
         __syncthreads();
     }
 

@@ -1,19 +1,16 @@
-// Lesson 10, step 6 — warp tiling (solution).
+// Lesson 10, step 6 — warp tiling.
 //
-// Teaches: arrange the threads' squares so that each *warp* owns a compact tile of C. In step 5
-// a thread's 8 x 8 square was a contiguous block, and lane tc read Bs[p][8 tc .. 8 tc + 7]: two
-// float4s 32 bytes apart from lane to lane, so the 8 lanes of each float4 phase hit banks 0, 8,
-// 16, 24 twice (2-way conflicts on every B operand). Here:
-//   - the block's 128 x 128 tile is split among 8 warps, 2 down x 4 across: 64 x 32 each;
-//   - a warp's tile is 2 x 2 sub-tiles of 32 x 16, and in each sub-tile the 32 lanes form an
-//     8 x 4 grid, every lane a 4 x 4 square: 2 x 2 x 16 = 64 outputs per thread, as before;
-//   - a lane's 4 B operands of a sub-tile are one float4, and the 4 lanes of a row read 4
-//     *consecutive* float4s (64 bytes); its A operands likewise: no bank conflict anywhere.
-// A warp also now reads only its 64 rows of As and 32 columns of Bs: fewer distinct shared
-// words per warp, better reuse in registers.
+// Teaches: arrange the threads so that each warp owns a compact 64 x 32 tile of C, and each
+// lane 2 x 2 squares of 4 x 4 inside it, spread 32 rows and 16 columns apart. A lane's B
+// operands for a square are one float4, and the 4 lanes across read 4 consecutive float4s:
+// no bank conflict (step 5's lanes read float4s 32 bytes apart: 2-way conflicts). The loads and
+// the store are step 5's, given. Read "Step 6" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/06_warp_tiling
 // Stuck:  ./cudalings hint 10_gemm/06_warp_tiling
+//
+// As given, this file compiles and runs but computes nothing (acc stays 0), so C becomes
+// beta * C and every test fails.
 
 #include "gemm.cuh"
 
@@ -56,8 +53,12 @@ __global__ void __launch_bounds__(kThreads)
     const unsigned int warp_row = warp / (kBN / kWN), warp_col = warp % (kBN / kWN);
     const unsigned int lane_row = lane / kLaneCols, lane_col = lane % kLaneCols;
     // Within the block's tile: the first row of this lane's squares, and the first column.
-    const unsigned int a_col = warp_row * kWM + lane_row * kTM;
-    const unsigned int b_col = warp_col * kWN + lane_col * kTN;
+    // TODO(1 of 2, ~2 lines): a_col = the first row of this lane's squares within the block's
+    //   tile (warp_row * kWM + lane_row * kTM), b_col = its first column (warp_col * kWN +
+    //   lane_col * kTN). Replace the zeros.
+    const unsigned int a_col = 0;
+    const unsigned int b_col = 0;
+    (void)warp_row, (void)warp_col, (void)lane_row, (void)lane_col;
     // Loads, as in step 5: one float4 of A's tile and one of B's per thread.
     const unsigned int ar = t / (kBK / 4), aq = t % (kBK / 4);
     const unsigned int br = t / (kBN / 4), bq = t % (kBN / 4);
@@ -73,22 +74,11 @@ __global__ void __launch_bounds__(kThreads)
             load4(B, k, n, p0 + br, col0 + 4 * bq, n % 4 == 0);
         __syncthreads();
 
-#pragma unroll
-        for (unsigned int p = 0; p < kBK; ++p) {
-            float a[kWMIter * kTM], b[kWNIter * kTN];
-#pragma unroll
-            for (unsigned int w = 0; w < kWMIter; ++w)
-                *reinterpret_cast<float4*>(&a[w * kTM]) =
-                    *reinterpret_cast<const float4*>(&As[p][a_col + w * kWSubM]);
-#pragma unroll
-            for (unsigned int w = 0; w < kWNIter; ++w)
-                *reinterpret_cast<float4*>(&b[w * kTN]) =
-                    *reinterpret_cast<const float4*>(&Bs[p][b_col + w * kWSubN]);
-#pragma unroll
-            for (unsigned int i = 0; i < kWMIter * kTM; ++i)
-#pragma unroll
-                for (unsigned int j = 0; j < kWNIter * kTN; ++j) acc[i][j] += a[i] * b[j];
-        }
+        // TODO(2 of 2, ~15 lines): for p < kBK: a[w * kTM .. + 3] = the float4 at
+        //   &As[p][a_col + w * kWSubM] and b[w * kTN .. + 3] = the float4 at
+        //   &Bs[p][b_col + w * kWSubN] (w < 2 each), then acc[i][j] += a[i] * b[j] for
+        //   i, j < 8. Delete the (void) line when you are done.
+        (void)&As, (void)&Bs;
         __syncthreads();
     }
 
