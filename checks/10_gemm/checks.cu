@@ -94,7 +94,7 @@ struct Gemm {
     CValues c0;
     u64 n, k;
     double alpha, beta, rel;  // rel: 2^-24·(g(k) + 3)
-    bool with_alpha = true, with_beta = true;  // for the diagnoses: a term left out
+    bool with_alpha = true, with_beta = true, with_sum = true;  // diagnoses: a term left out
     __host__ __device__ Want operator()(u64 o) const {
         const u64 i = o / n, j = o % n;
         const float* a = A + i * k;
@@ -108,7 +108,8 @@ struct Gemm {
         const double c = c0(o);
         const double al = with_alpha ? alpha : 1.0;
         const double be = with_beta ? beta : 0.0;
-        return Want::near(al * sum + be * c, rel * (fabs(al) * mag + fabs(be * c)));
+        const double s = with_sum ? sum : 0.0, sm = with_sum ? mag : 0.0;
+        return Want::near(al * s + be * c, rel * (fabs(al) * sm + fabs(be * c)));
     }
 };
 struct Unchanged {  // C still holds its input values
@@ -215,8 +216,13 @@ class GemmProblem : public Problem {
     Outcome judge() override {
         Outcome o = judge_values(compare(c_.get(), n(), want(), stream()), tolerance_text(depth()));
         if (o.pass()) return o;
+        const std::string known = diagnose();
+        if (!known.empty()) {
+            o.explain(known);
+            return o;
+        }
         o.explain(where(o.cmp));
-        o.explain(diagnose());
+        if (o.cmp.wrong < n()) o.explain(edges());
         return o;
     }
     // Reads A, B and C, writes C: the least any step must move.
@@ -253,11 +259,14 @@ class GemmProblem : public Problem {
         return s;
     }
 
-    // What a wrong C most often is.
+    // What a wrong C most often is: a term of the formula missing.
     std::string diagnose() const {
-        const u64 k = depth();
         if (compare(c_.get(), n(), Unchanged{c_.values()}, stream()).wrong == 0)
             return "C still holds its input values: nothing was written.";
+        Gemm no_sum = want();
+        no_sum.with_sum = false;
+        if (compare(c_.get(), n(), no_sum, stream()).wrong == 0)
+            return "C holds beta·C alone: no product reached the sum (acc stayed 0).";
         Gemm no_beta = want();
         no_beta.with_beta = false;
         if (compare(c_.get(), n(), no_beta, stream()).wrong == 0)
@@ -267,6 +276,12 @@ class GemmProblem : public Problem {
         no_alpha.with_alpha = false;
         if (compare(c_.get(), n(), no_alpha, stream()).wrong == 0)
             return "C holds A·B + beta·C: the sum of products is not multiplied by alpha.";
+        return {};
+    }
+
+    // Some elements right, some wrong: the usual suspects for this shape.
+    std::string edges() const {
+        const u64 k = depth();
         std::string s;
         if (rows() != cols() || rows() != k)
             s += "This shape is not a cube: if the square shapes pass, an index uses m, n or k "

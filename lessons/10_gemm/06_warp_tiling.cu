@@ -53,12 +53,8 @@ __global__ void __launch_bounds__(kThreads)
     const unsigned int warp_row = warp / (kBN / kWN), warp_col = warp % (kBN / kWN);
     const unsigned int lane_row = lane / kLaneCols, lane_col = lane % kLaneCols;
     // Within the block's tile: the first row of this lane's squares, and the first column.
-    // TODO(1 of 2, ~2 lines): a_col = the first row of this lane's squares within the block's
-    //   tile (warp_row * kWM + lane_row * kTM), b_col = its first column (warp_col * kWN +
-    //   lane_col * kTN). Replace the zeros.
-    const unsigned int a_col = 0;
-    const unsigned int b_col = 0;
-    (void)warp_row, (void)warp_col, (void)lane_row, (void)lane_col;
+    const unsigned int a_col = warp_row * kWM + lane_row * kTM;
+    const unsigned int b_col = warp_col * kWN + lane_col * kTN;
     // Loads, as in step 5: one float4 of A's tile and one of B's per thread.
     const unsigned int ar = t / (kBK / 4), aq = t % (kBK / 4);
     const unsigned int br = t / (kBN / 4), bq = t % (kBN / 4);
@@ -74,9 +70,10 @@ __global__ void __launch_bounds__(kThreads)
             load4(B, k, n, p0 + br, col0 + 4 * bq, n % 4 == 0);
         __syncthreads();
 
-        // TODO(2 of 2, ~15 lines): for p < kBK: a[w * kTM .. + 3] = the float4 at
+        // TODO(1 of 1, ~15 lines): for p < kBK: a[w * kTM .. + 3] = the float4 at
         //   &As[p][a_col + w * kWSubM] and b[w * kTN .. + 3] = the float4 at
-        //   &Bs[p][b_col + w * kWSubN] (w < 2 each), then acc[i][j] += a[i] * b[j] for
+        //   &Bs[p][b_col + w * kWSubN] (w < 2 each: the lane's two squares down are 32 rows
+        //   apart, its two across 16 columns apart), then acc[i][j] += a[i] * b[j] for
         //   i, j < 8. Delete the (void) line when you are done.
         (void)&As, (void)&Bs;
         __syncthreads();
