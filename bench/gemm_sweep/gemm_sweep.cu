@@ -28,23 +28,23 @@
 // The capstone's template, for the variants. Its own extern "C" gemm is the default config.
 #include "../../solutions/10_gemm/07_register_prefetch.cu"
 
-#define CHECK(call)                                                                        \
-    do {                                                                                   \
-        cudaError_t e_ = (call);                                                           \
-        if (e_ != cudaSuccess) {                                                           \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,              \
-                         cudaGetErrorString(e_));                                          \
-            std::exit(1);                                                                  \
-        }                                                                                  \
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        cudaError_t e_ = (call);                                              \
+        if (e_ != cudaSuccess) {                                              \
+            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, \
+                         cudaGetErrorString(e_));                             \
+            std::exit(1);                                                     \
+        }                                                                     \
     } while (0)
-#define CHECK_CUBLAS(call)                                                                 \
-    do {                                                                                   \
-        cublasStatus_t s_ = (call);                                                        \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+#define CHECK_CUBLAS(call)                                                                  \
+    do {                                                                                    \
+        cublasStatus_t s_ = (call);                                                         \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                  \
             std::fprintf(stderr, "%s:%d %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, \
-                         static_cast<int>(s_));                                            \
-            std::exit(1);                                                                  \
-        }                                                                                  \
+                         static_cast<int>(s_));                                             \
+            std::exit(1);                                                                   \
+        }                                                                                   \
     } while (0)
 
 using GemmFn = cudaError_t (*)(const float*, const float*, float*, size_t, size_t, size_t, float,
@@ -282,9 +282,10 @@ int main(int argc, char** argv) {
         CHECK(cudaFree(Cref));
     }
 
-    std::printf("\nSummary (%s; median us, TFLOP/s, %% of FP32 peak %.1f, x cublasSgemm; "
-                "'WRONG' where rel err > 1e-4, TF32 excepted):\n",
-                prop.name, peak_tflops);
+    std::printf(
+        "\nSummary (%s; median us, TFLOP/s, %% of FP32 peak %.1f, x cublasSgemm; "
+        "'WRONG' where rel err > 1e-4, TF32 excepted):\n",
+        prop.name, peak_tflops);
     std::printf("%-46s | %-36s | %-36s\n", "kernel", shapes[0].name, shapes[1].name);
     for (size_t f = 0; f < fns.size(); ++f) {
         std::printf("%-46s", rows[f].name.c_str());

@@ -20,7 +20,8 @@ namespace {
 cublasHandle_t handle() {
     static cublasHandle_t h = [] {
         cublasHandle_t made = nullptr;
-        if (cublasCreate(&made) != CUBLAS_STATUS_SUCCESS) return static_cast<cublasHandle_t>(nullptr);
+        if (cublasCreate(&made) != CUBLAS_STATUS_SUCCESS)
+            return static_cast<cublasHandle_t>(nullptr);
         if (cublasSetMathMode(made, CUBLAS_DEFAULT_MATH) != CUBLAS_STATUS_SUCCESS) {
             cublasDestroy(made);
             return static_cast<cublasHandle_t>(nullptr);

@@ -93,7 +93,7 @@ struct Gemm {
     const float* B;
     CValues c0;
     u64 n, k;
-    double alpha, beta, rel;  // rel: 2^-24·(g(k) + 3)
+    double alpha, beta, rel;                                    // rel: 2^-24·(g(k) + 3)
     bool with_alpha = true, with_beta = true, with_sum = true;  // diagnoses: a term left out
     __host__ __device__ Want operator()(u64 o) const {
         const u64 i = o / n, j = o % n;

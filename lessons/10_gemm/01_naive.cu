@@ -34,8 +34,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     (void)A, (void)B, (void)C, (void)k, (void)alpha, (void)beta, (void)&acc;
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid(static_cast<unsigned int>((n + kBlockX - 1) / kBlockX),
                     static_cast<unsigned int>((m + kBlockY - 1) / kBlockY));

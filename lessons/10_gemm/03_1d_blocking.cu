@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(kThreads)
         (void)col0;
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned int>((n + kBN - 1) / kBN),
                     static_cast<unsigned int>((m + kBM - 1) / kBM));
     gemm_1d_blocking_kernel<<<grid, kThreads, 0, stream>>>(

@@ -75,15 +75,14 @@ __global__ void __launch_bounds__(kThreads)
             } else {
 #pragma unroll
                 for (unsigned int e = 0; e < 4; ++e)
-                    if (col + e < n)
-                        c_row[col + e] = alpha * acc[i][j + e] + beta * c_row[col + e];
+                    if (col + e < n) c_row[col + e] = alpha * acc[i][j + e] + beta * c_row[col + e];
             }
         }
     }
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned int>((n + kBN - 1) / kBN),
                     static_cast<unsigned int>((m + kBM - 1) / kBM));
     gemm_vectorized_kernel<<<grid, kThreads, 0, stream>>>(

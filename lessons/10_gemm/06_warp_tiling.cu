@@ -18,8 +18,8 @@ constexpr unsigned int kBM = 128, kBN = 128, kBK = 8;  // the block's tile, the 
 constexpr unsigned int kWM = 64, kWN = 32;             // a warp's tile
 constexpr unsigned int kWMIter = 2, kWNIter = 2;       // sub-tiles per warp: 2 x 2
 constexpr unsigned int kWSubM = kWM / kWMIter, kWSubN = kWN / kWNIter;  // 32 x 16
-constexpr unsigned int kTM = 4, kTN = 4;               // a lane's square in a sub-tile
-constexpr unsigned int kLaneCols = kWSubN / kTN;       // 4 lanes across, 8 down
+constexpr unsigned int kTM = 4, kTN = 4;                           // a lane's square in a sub-tile
+constexpr unsigned int kLaneCols = kWSubN / kTN;                   // 4 lanes across, 8 down
 constexpr unsigned int kThreads = (kBM / kWM) * (kBN / kWN) * 32;  // 256
 constexpr unsigned int kPad = 4;
 static_assert((kWSubM / kTM) * (kWSubN / kTN) == 32, "32 lanes tile a sub-tile");
@@ -109,8 +109,8 @@ __global__ void __launch_bounds__(kThreads)
         }
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned int>((n + kBN - 1) / kBN),
                     static_cast<unsigned int>((m + kBM - 1) / kBM));
     gemm_warp_tiling_kernel<<<grid, kThreads, 0, stream>>>(

@@ -32,13 +32,13 @@ struct GemmConfig {
     static constexpr unsigned int kBM = BM, kBN = BN, kBK = BK;  // the block's tile, the slice
     static constexpr unsigned int kWM = WM, kWN = WN;            // a warp's tile
     static constexpr unsigned int kWMIter = WMITER, kWNIter = WNITER;  // sub-tiles per warp
-    static constexpr unsigned int kTM = TM, kTN = TN;            // a lane's part of a sub-tile
-    static constexpr unsigned int kStages = Stages;              // shared buffers: 1 or 2
-    static constexpr bool kPrefetch = Prefetch;                  // next slice in registers
+    static constexpr unsigned int kTM = TM, kTN = TN;  // a lane's part of a sub-tile
+    static constexpr unsigned int kStages = Stages;    // shared buffers: 1 or 2
+    static constexpr bool kPrefetch = Prefetch;        // next slice in registers
     static constexpr unsigned int kWarps = (BM / WM) * (BN / WN);
     static constexpr unsigned int kThreads = kWarps * 32;
     static constexpr unsigned int kWSubM = WM / WMITER, kWSubN = WN / WNITER;
-    static constexpr unsigned int kLaneCols = kWSubN / TN;  // lanes across a sub-tile
+    static constexpr unsigned int kLaneCols = kWSubN / TN;           // lanes across a sub-tile
     static constexpr unsigned int kALoads = BM * BK / 4 / kThreads;  // float4s per thread
     static constexpr unsigned int kBLoads = BK * BN / 4 / kThreads;
     static constexpr unsigned int kPad = 4;  // As rows of BM + 4: conflict-free stores
@@ -97,8 +97,7 @@ __device__ __forceinline__ void load_slice(Slice<Cfg>& s, const float* __restric
 
 // Registers to shared memory: A transposed (As[p][r]), B as it is (Bs[p][c]).
 template <class Cfg>
-__device__ __forceinline__ void store_slice(const Slice<Cfg>& s,
-                                            float (*As)[Cfg::kBM + Cfg::kPad],
+__device__ __forceinline__ void store_slice(const Slice<Cfg>& s, float (*As)[Cfg::kBM + Cfg::kPad],
                                             float (*Bs)[Cfg::kBN]) {
 #pragma unroll
     for (unsigned int j = 0; j < Cfg::kALoads; ++j) {
@@ -227,7 +226,7 @@ cudaError_t gemm_with(const float* A, const float* B, float* C, size_t m, size_t
     return cudaGetLastError();
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     return gemm_with<DefaultConfig>(A, B, C, m, n, k, alpha, beta, stream);
 }

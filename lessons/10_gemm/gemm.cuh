@@ -34,5 +34,5 @@
 // read-only. The checker accepts each element within a bound derived from k and the magnitude
 // of its terms (lessons/10_gemm/README.md, "How close is right"), so any order of the k
 // products is accepted, provided the sum of products is formed first and then scaled by alpha.
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream);
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream);

@@ -30,7 +30,7 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
 
     // size_t for the products: a row offset i * k can pass 2^32 when k is large.
     const float* a = A + static_cast<size_t>(row) * k;  // row `row` of A
-    const float* b = B + col;                            // column `col` of B, stride n
+    const float* b = B + col;                           // column `col` of B, stride n
     float acc = 0.0f;
     for (unsigned int p = 0; p < k; ++p) acc += a[p] * b[static_cast<size_t>(p) * n];
 
@@ -39,8 +39,8 @@ __global__ void __launch_bounds__(kBlockX* kBlockY)
     *c = alpha * acc + beta * *c;
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 block(kBlockX, kBlockY);
     const dim3 grid(static_cast<unsigned int>((n + kBlockX - 1) / kBlockX),
                     static_cast<unsigned int>((m + kBlockY - 1) / kBlockY));

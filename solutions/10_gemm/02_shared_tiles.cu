@@ -55,13 +55,13 @@ __global__ void __launch_bounds__(kTile* kTile)
     }
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 block(kTile, kTile);
     const dim3 grid(static_cast<unsigned int>((n + kTile - 1) / kTile),
                     static_cast<unsigned int>((m + kTile - 1) / kTile));
-    gemm_shared_tiles_kernel<<<grid, block, 0, stream>>>(
-        A, B, C, static_cast<unsigned int>(m), static_cast<unsigned int>(n),
-        static_cast<unsigned int>(k), alpha, beta);
+    gemm_shared_tiles_kernel<<<grid, block, 0, stream>>>(A, B, C, static_cast<unsigned int>(m),
+                                                         static_cast<unsigned int>(n),
+                                                         static_cast<unsigned int>(k), alpha, beta);
     return cudaGetLastError();
 }

@@ -38,12 +38,10 @@ __global__ void __launch_bounds__(kThreads)
 
     float acc[kTM] = {};
     for (unsigned int p0 = 0; p0 < k; p0 += kBK) {
-        As[ar][ac] = (row0 + ar < m && p0 + ac < k)
-                         ? A[static_cast<size_t>(row0 + ar) * k + p0 + ac]
-                         : 0.0f;
-        Bs[br][bc] = (p0 + br < k && col0 + bc < n)
-                         ? B[static_cast<size_t>(p0 + br) * n + col0 + bc]
-                         : 0.0f;
+        As[ar][ac] =
+            (row0 + ar < m && p0 + ac < k) ? A[static_cast<size_t>(row0 + ar) * k + p0 + ac] : 0.0f;
+        Bs[br][bc] =
+            (p0 + br < k && col0 + bc < n) ? B[static_cast<size_t>(p0 + br) * n + col0 + bc] : 0.0f;
         __syncthreads();
 
 #pragma unroll
@@ -66,8 +64,8 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned int>((n + kBN - 1) / kBN),
                     static_cast<unsigned int>((m + kBM - 1) / kBM));
     gemm_1d_blocking_kernel<<<grid, kThreads, 0, stream>>>(

@@ -16,7 +16,7 @@
 #include "gemm.cuh"
 
 constexpr unsigned int kBM = 128, kBN = 128, kBK = 8;
-constexpr unsigned int kTM = 8, kTN = 8;                  // a thread's square of outputs
+constexpr unsigned int kTM = 8, kTN = 8;                    // a thread's square of outputs
 constexpr unsigned int kThreads = kBM * kBN / (kTM * kTN);  // 256
 
 __global__ void __launch_bounds__(kThreads)
@@ -77,8 +77,8 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
-extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n,
-                            size_t k, float alpha, float beta, cudaStream_t stream) {
+extern "C" cudaError_t gemm(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                            float alpha, float beta, cudaStream_t stream) {
     const dim3 grid(static_cast<unsigned int>((n + kBN - 1) / kBN),
                     static_cast<unsigned int>((m + kBM - 1) / kBM));
     gemm_2d_blocking_kernel<<<grid, kThreads, 0, stream>>>(
