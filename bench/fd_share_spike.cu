@@ -21,7 +21,6 @@
 //      legacy CUDA IPC handle, and prints what each got.
 // Prints one table per mode and a verdict line; exit status 0 when every mode's values were
 // right and every forbidden call was refused where the filter was on.
-#include <cuda.h>
 #include <cuda_runtime.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -45,8 +44,10 @@
 #include <string>
 #include <vector>
 
+#include "lend.h"
 #include "sandbox.h"
 #include "seccomp_filter.h"
+#include "wire.h"
 
 namespace {
 
@@ -55,17 +56,6 @@ double ms_since(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
-#define CU(call)                                                                       \
-    do {                                                                               \
-        CUresult r_ = (call);                                                          \
-        if (r_ != CUDA_SUCCESS) {                                                      \
-            const char* s_ = nullptr;                                                  \
-            cuGetErrorName(r_, &s_);                                                   \
-            std::fprintf(stderr, "[%d] %s:%d %s: %s\n", getpid(), __FILE__, __LINE__, #call, \
-                         s_ ? s_ : "?");                                               \
-            std::exit(3);                                                              \
-        }                                                                              \
-    } while (0)
 #define CUDART(call)                                                                   \
     do {                                                                               \
         cudaError_t e_ = (call);                                                       \
@@ -86,47 +76,14 @@ struct Message {
 };
 
 void send_msg(int sock, const Message& m, const int* fds = nullptr, int nfds = 0) {
-    iovec iov{const_cast<Message*>(&m), sizeof m};
-    msghdr h{};
-    h.msg_iov = &iov;
-    h.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
-    if (nfds > 0) {
-        h.msg_control = control;
-        h.msg_controllen = CMSG_SPACE(sizeof(int) * nfds);
-        cmsghdr* c = CMSG_FIRSTHDR(&h);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * nfds);
-        std::memcpy(CMSG_DATA(c), fds, sizeof(int) * nfds);
-    }
-    if (::sendmsg(sock, &h, MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof m)) {
+    if (!cudalings::wire::send_bytes(sock, &m, sizeof m, fds, nfds)) {
         std::perror("sendmsg");
         std::exit(3);
     }
 }
 
-// Receives one message; descriptors that came with it go to `fds`.
 bool recv_msg(int sock, Message& m, std::vector<int>* fds = nullptr) {
-    iovec iov{&m, sizeof m};
-    msghdr h{};
-    h.msg_iov = &iov;
-    h.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * 8)] = {};
-    h.msg_control = control;
-    h.msg_controllen = sizeof control;
-    ssize_t got = ::recvmsg(sock, &h, MSG_CMSG_CLOEXEC);
-    if (got != static_cast<ssize_t>(sizeof m)) return false;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&h); c; c = CMSG_NXTHDR(&h, c))
-        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && fds) {
-            int n = static_cast<int>((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-            for (int i = 0; i < n; ++i) {
-                int fd;
-                std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-                fds->push_back(fd);
-            }
-        }
-    return true;
+    return cudalings::wire::receive_bytes(sock, &m, sizeof m, fds);
 }
 
 Message make(const char* kind) {
@@ -147,17 +104,6 @@ void launch(const float* in, float* out, std::uint64_t n, cudaStream_t s) {
     axpb<<<sms * 8, 256, 0, s>>>(in, out, n);
 }
 
-// The allocation granularity of the virtual memory API on device 0.
-CUmemAllocationProp fd_prop() {
-    CUmemAllocationProp p{};
-    p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
-    p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    p.location.id = 0;
-    p.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-    return p;
-}
-
-std::size_t round_up(std::size_t x, std::size_t g) { return (x + g - 1) / g * g; }
 
 // ---------------------------------------------------------------- the learner (untrusted) ----
 
@@ -267,20 +213,12 @@ int learner(int sock, pid_t judge, bool filter) {
             const auto t = Clock::now();
             for (std::size_t i = 0; i < fds.size(); ++i) {
                 std::size_t size = i == 0 ? m.a : m.b;
-                CUmemGenericAllocationHandle h;
-                CU(cuMemImportFromShareableHandle(
-                    &h, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fds[i])),
-                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
-                ::close(fds[i]);
-                CUdeviceptr p;
-                CU(cuMemAddressReserve(&p, size, 0, 0, 0));
-                CU(cuMemMap(p, size, 0, h, 0));
-                CU(cuMemRelease(h));  // the mapping keeps it
-                CUmemAccessDesc d{};
-                d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-                d.location.id = 0;
-                d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-                CU(cuMemSetAccess(p, size, &d, 1));
+                std::string why;
+                std::uintptr_t p = cudalings::lend::import(fds[i], size, 0, &why);
+                if (!p) {
+                    std::fprintf(stderr, "learner: %s\n", why.c_str());
+                    return 3;
+                }
                 mapped.push_back(reinterpret_cast<float*>(p));
                 sizes.push_back(size);
             }
@@ -364,27 +302,13 @@ int learner(int sock, pid_t judge, bool filter) {
 
 // ------------------------------------------------------------------ the judge (trusted) ------
 
-struct Lent {
-    CUdeviceptr ptr = 0;
-    std::size_t size = 0;
-    int fd = -1;
-};
-
-Lent lend(std::size_t bytes, std::size_t granularity) {
-    Lent l;
-    l.size = round_up(bytes, granularity);
-    CUmemAllocationProp prop = fd_prop();
-    CUmemGenericAllocationHandle h;
-    CU(cuMemCreate(&h, l.size, &prop, 0));
-    CU(cuMemAddressReserve(&l.ptr, l.size, 0, 0, 0));
-    CU(cuMemMap(l.ptr, l.size, 0, h, 0));
-    CUmemAccessDesc d{};
-    d.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
-    d.location.id = 0;
-    d.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
-    CU(cuMemSetAccess(l.ptr, l.size, &d, 1));
-    CU(cuMemExportToShareableHandle(&l.fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
-    CU(cuMemRelease(h));
+cudalings::lend::Loan lend(std::size_t bytes) {
+    cudalings::lend::Loan l;
+    std::string why;
+    if (!cudalings::lend::make(bytes, l, &why)) {
+        std::fprintf(stderr, "judge: %s\n", why.c_str());
+        std::exit(3);
+    }
     return l;
 }
 
@@ -452,12 +376,10 @@ bool run_mode(const Mode& mode, const std::string& self, const std::string& bwra
 
     // The judge's buffers: made while the learner starts its context.
     const auto t_alloc = Clock::now();
-    std::size_t granularity = 0;
-    CUmemAllocationProp prop = fd_prop();
-    CU(cuMemGetAllocationGranularity(&granularity, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
-    Lent in = lend(n * 4, granularity), out = lend(n * 4, granularity);
-    fill_input<<<1024, 256>>>(reinterpret_cast<float*>(in.ptr), n);
-    CUDART(cudaMemset(reinterpret_cast<void*>(out.ptr), 0xff, n * 4));  // NaN poison
+    const std::size_t granularity = cudalings::lend::granularity();
+    cudalings::lend::Loan in = lend(n * 4), out = lend(n * 4);
+    fill_input<<<1024, 256>>>(reinterpret_cast<float*>(in.address), n);
+    CUDART(cudaMemset(reinterpret_cast<void*>(out.address), 0xff, n * 4));  // NaN poison
     CUDART(cudaDeviceSynchronize());
     const double alloc_ms = ms_since(t_alloc);
 
@@ -476,15 +398,16 @@ bool run_mode(const Mode& mode, const std::string& self, const std::string& bwra
                 ready_ms, m.x, m.w, m.c ? "yes" : "no/none", alloc_ms, granularity >> 10);
     int fds[2] = {in.fd, out.fd};
     Message b = make("buffers");
-    b.a = in.size;
-    b.b = out.size;
+    b.a = in.bytes;
+    b.b = out.bytes;
     const auto t_map = Clock::now();
     send_msg(sock, b, fds, 2);
     ::close(in.fd);
     ::close(out.fd);
+    in.fd = out.fd = -1;
     recv_msg(sock, m);
     std::printf("import + map of 2 x %.0f MiB: %.2f ms in the learner, %.2f ms round trip\n",
-                in.size / 1048576.0, m.x, ms_since(t_map));
+                in.bytes / 1048576.0, m.x, ms_since(t_map));
 
     // One call on the lent buffers; the judge checks every element itself.
     Message c = make("call");
@@ -495,8 +418,8 @@ bool run_mode(const Mode& mode, const std::string& self, const std::string& bwra
     unsigned long long* wrong;
     CUDART(cudaMalloc(&wrong, sizeof *wrong));
     CUDART(cudaMemset(wrong, 0, sizeof *wrong));
-    count_wrong<<<1024, 256>>>(reinterpret_cast<float*>(in.ptr),
-                               reinterpret_cast<float*>(out.ptr), n, wrong);
+    count_wrong<<<1024, 256>>>(reinterpret_cast<float*>(in.address),
+                               reinterpret_cast<float*>(out.address), n, wrong);
     unsigned long long host_wrong = 1;
     CUDART(cudaMemcpy(&host_wrong, wrong, sizeof host_wrong, cudaMemcpyDeviceToHost));
     std::printf("values written by the learner, read by the judge: %llu wrong of %llu\n",
@@ -581,10 +504,8 @@ bool run_mode(const Mode& mode, const std::string& self, const std::string& bwra
     ::waitpid(pid, &status, 0);
     std::printf("learner exit status %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
     ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    CU(cuMemUnmap(in.ptr, in.size));
-    CU(cuMemAddressFree(in.ptr, in.size));
-    CU(cuMemUnmap(out.ptr, out.size));
-    CU(cuMemAddressFree(out.ptr, out.size));
+    cudalings::lend::release(in);
+    cudalings::lend::release(out);
     CUDART(cudaFree(wrong));
     std::printf("mode %s: %s\n", mode.name, ok ? "OK" : "FAILED");
     return ok;

@@ -10,8 +10,16 @@
 namespace cudalings::wire {
 
 bool send(int socket, const Message& m, const int* fds, int count) {
+    return send_bytes(socket, &m, sizeof m, fds, count);
+}
+
+bool receive(int socket, Message& m, std::vector<int>* fds) {
+    return receive_bytes(socket, &m, sizeof m, fds);
+}
+
+bool send_bytes(int socket, const void* data, std::size_t bytes, const int* fds, int count) {
     if (count < 0 || count > 8) return false;
-    iovec iov{const_cast<Message*>(&m), sizeof m};
+    iovec iov{const_cast<void*>(data), bytes};
     msghdr h{};
     h.msg_iov = &iov;
     h.msg_iovlen = 1;
@@ -28,11 +36,11 @@ bool send(int socket, const Message& m, const int* fds, int count) {
     ssize_t sent;
     do sent = ::sendmsg(socket, &h, MSG_NOSIGNAL);
     while (sent < 0 && errno == EINTR);
-    return sent == static_cast<ssize_t>(sizeof m);
+    return sent == static_cast<ssize_t>(bytes);
 }
 
-bool receive(int socket, Message& m, std::vector<int>* fds) {
-    iovec iov{&m, sizeof m};
+bool receive_bytes(int socket, void* data, std::size_t bytes, std::vector<int>* fds) {
+    iovec iov{data, bytes};
     msghdr h{};
     h.msg_iov = &iov;
     h.msg_iovlen = 1;
@@ -53,7 +61,7 @@ bool receive(int socket, Message& m, std::vector<int>* fds) {
         }
     }
     // A short or truncated message is not one: a learner cannot make the judge read half of it.
-    return got == static_cast<ssize_t>(sizeof m) && !(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+    return got == static_cast<ssize_t>(bytes) && !(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
 }
 
 void set_text(Message& m, const std::string& text) {

@@ -43,6 +43,10 @@ bool send(int socket, const Message& m, const int* fds = nullptr, int count = 0)
 // the peer is gone or sent something that is not a whole message.
 bool receive(int socket, Message& m, std::vector<int>* fds = nullptr);
 
+// The same for a message of any fixed size (the spike's own: bench/fd_share_spike.cu).
+bool send_bytes(int socket, const void* data, std::size_t bytes, const int* fds, int count);
+bool receive_bytes(int socket, void* data, std::size_t bytes, std::vector<int>* fds);
+
 void set_text(Message& m, const std::string& text);
 
 }  // namespace cudalings::wire
