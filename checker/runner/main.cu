@@ -39,6 +39,7 @@
 
 #include "../core/hash.h"
 #include "../core/protocol.h"
+#include "../core/seccomp_filter.h"
 #include "driver.h"
 #include "kit.h"
 #include "timing.h"
@@ -242,7 +243,18 @@ struct LoadedStep {
     cudaStream_t stream = nullptr;
     void* fn = nullptr;
 };
-int load_step(const CheckArgs& args, LoadedStep& out) {
+// Before the learner's code is loaded, this process confines itself as the learner's process of
+// the judge split does (core/seccomp_filter.h): no capabilities, and no ptrace, no
+// process_vm_*, no signals to any other process (its checker), no namespaces... Not under a
+// sanitizer or a profiler, whose tools work inside this process. Where the filter cannot be
+// installed (a build without libseccomp) the check goes on as before.
+void confine_before_loading() {
+    std::string why;
+    (void)seccomp::drop_capabilities(&why);
+    if (!seccomp::install({::getpid()}, &why)) emit_message("note", "no seccomp filter: " + why);
+}
+
+int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     out.problem = find_problem(args);
     if (!out.problem) return 1;
     out.props = dev::probe();
@@ -254,6 +266,7 @@ int load_step(const CheckArgs& args, LoadedStep& out) {
     std::string error;
     // Between these two the learner's code runs for the first time (its constructors and
     // static initialisers): a process that ends there ended by the learner's hand.
+    if (confine) confine_before_loading();
     emit_event("step_loading");
     out.fn = load_symbol(args.step, out.problem->symbol.c_str(), &error);
     emit_event("step_loaded");
@@ -388,7 +401,7 @@ void emit_not_run(int index, const std::string& name, const kit::Case& c) {
 
 int check(const CheckArgs& args) {
     LoadedStep step;
-    if (int code = load_step(args, step); code >= 0) return code;
+    if (int code = load_step(args, step, !args.exact_inputs); code >= 0) return code;
     const auto& [problem, props, stream, fn] = step;
     void* reference = nullptr;
     if (!args.reference.empty()) {
@@ -547,7 +560,7 @@ int baseline(const CheckArgs& args) {
 // profiled, the warm-up's, the fresh inputs' and the L2 flush's are not.
 int profile(const CheckArgs& args) {
     LoadedStep step;
-    if (int code = load_step(args, step); code >= 0) return code;
+    if (int code = load_step(args, step, false); code >= 0) return code;
     const auto& [problem, props, stream, fn] = step;
     runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
     const auto timed = driver.timed_cases(args.timed_size);
