@@ -1,8 +1,9 @@
 // The lesson 10 tuning bench (a GPU machine, sm_90): every step's reference solution, the
-// uncoalesced form of step 1, and variants of the capstone's template (block tile, warp tile,
-// k slice, shared buffers, register prefetch) timed against cublasSgemm (fp32, default math)
-// and, for scale only, cuBLAS with TF32 tensor cores (a different precision), at 4096³ and
-// 16384 × 16384 × 256, with alpha = 1.5, beta = -0.5. Shares no code with the checker.
+// uncoalesced form of step 1, other shared-memory layouts of step 4, and variants of the
+// capstone's template (block tile, warp tile, k slice, shared buffers, register prefetch,
+// padding, blocks per SM) timed against cublasSgemm (fp32, default math) and, for scale only,
+// cuBLAS with TF32 tensor cores (a different precision), at 4096³ and 16384 × 16384 × 256, with
+// alpha = 1.5, beta = -0.5. Shares no code with the checker.
 //
 // Every call: C restored from its input copy (untimed), the L2 flushed (untimed: a read+write
 // pass, then a read-only pass, over 2 x 256 MiB, as the checker does), then CUDA events around
@@ -69,6 +70,73 @@ cudaError_t naive_rows(const float* A, const float* B, float* C, size_t m, size_
                        float alpha, float beta, cudaStream_t s) {
     naive_rows_kernel<<<dim3((m + 31) / 32, (n + 7) / 8), dim3(32, 8), 0, s>>>(
         A, B, C, unsigned(m), unsigned(n), unsigned(k), alpha, beta);
+    return cudaGetLastError();
+}
+
+// ---------------------------------------------------------------- step 4, other layouts
+// Step 4's kernel (solutions/10_gemm/04_2d_blocking.cu) with its shared-memory layout as knobs,
+// to see what its bank conflicts cost: APad spare floats per As row (the step: 1), and whether
+// a thread's 8 columns (StridedCols) and 8 rows (StridedRows) are 16 apart instead of adjacent.
+// Adjacent columns: lanes read B words 8 apart (4-way conflict); strided: 16 consecutive words.
+// Unpadded adjacent rows: the two half-warps read A words 64 apart (2-way); padded or strided:
+// different banks. A copy of the step's code, kept here so the step stays one plain kernel.
+template <unsigned APad, bool StridedCols, bool StridedRows>
+__global__ void __launch_bounds__(256)
+    step4_layout_kernel(const float* __restrict__ A, const float* __restrict__ B,
+                        float* __restrict__ C, unsigned m, unsigned n, unsigned k, float alpha,
+                        float beta) {
+    constexpr unsigned kBM = 128, kBN = 128, kBK = 8, kTM = 8, kTN = 8, kThreads = 256;
+    __shared__ float As[kBM][kBK + APad];
+    __shared__ float Bs[kBK][kBN];
+    const unsigned t = threadIdx.x;
+    const unsigned row0 = blockIdx.y * kBM, col0 = blockIdx.x * kBN;
+    const unsigned tr = t / (kBN / kTN), tc = t % (kBN / kTN);
+    const unsigned ar = t / kBK, ac = t % kBK, br = t / kBN, bc = t % kBN;
+    constexpr unsigned kARows = kThreads / kBK, kBRows = kThreads / kBN;
+    // This thread's i-th row and j-th column within the block's tile.
+    auto trow = [&](unsigned i) { return StridedRows ? tr + 16 * i : tr * kTM + i; };
+    auto tcol = [&](unsigned j) { return StridedCols ? tc + 16 * j : tc * kTN + j; };
+
+    float acc[kTM][kTN] = {};
+    float a[kTM], b[kTN];
+    for (unsigned p0 = 0; p0 < k; p0 += kBK) {
+#pragma unroll
+        for (unsigned r = ar; r < kBM; r += kARows)
+            As[r][ac] = (row0 + r < m && p0 + ac < k) ? A[size_t(row0 + r) * k + p0 + ac] : 0.0f;
+#pragma unroll
+        for (unsigned r = br; r < kBK; r += kBRows)
+            Bs[r][bc] = (p0 + r < k && col0 + bc < n) ? B[size_t(p0 + r) * n + col0 + bc] : 0.0f;
+        __syncthreads();
+#pragma unroll
+        for (unsigned p = 0; p < kBK; ++p) {
+#pragma unroll
+            for (unsigned i = 0; i < kTM; ++i) a[i] = As[trow(i)][p];
+#pragma unroll
+            for (unsigned j = 0; j < kTN; ++j) b[j] = Bs[p][tcol(j)];
+#pragma unroll
+            for (unsigned i = 0; i < kTM; ++i)
+#pragma unroll
+                for (unsigned j = 0; j < kTN; ++j) acc[i][j] += a[i] * b[j];
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (unsigned i = 0; i < kTM; ++i)
+#pragma unroll
+        for (unsigned j = 0; j < kTN; ++j) {
+            const unsigned row = row0 + trow(i), col = col0 + tcol(j);
+            if (row < m && col < n) {
+                float* c = C + size_t(row) * n + col;
+                *c = alpha * acc[i][j] + beta * *c;
+            }
+        }
+}
+template <unsigned APad, bool StridedCols, bool StridedRows>
+cudaError_t step4_layout(const float* A, const float* B, float* C, size_t m, size_t n, size_t k,
+                         float alpha, float beta, cudaStream_t s) {
+    step4_layout_kernel<APad, StridedCols, StridedRows>
+        <<<dim3((n + 127) / 128, (m + 127) / 128), 256, 0, s>>>(A, B, C, unsigned(m), unsigned(n),
+                                                                unsigned(k), alpha, beta);
     return cudaGetLastError();
 }
 
@@ -157,30 +225,47 @@ int main(int argc, char** argv) {
         name = "step " + name.substr(0, name.size() - 3);
         fns.push_back({name, fn});
         if (name.rfind("step 01", 0) == 0) fns.push_back({"step 01, lanes on rows", naive_rows});
+        if (name.rfind("step 04", 0) == 0) {
+            fns.push_back({"04 As unpadded (gpu-run-1's step 4)", step4_layout<0, false, false>});
+            fns.push_back({"04 As unpadded, columns 16 apart", step4_layout<0, true, false>});
+            fns.push_back({"04 As +1, columns 16 apart", step4_layout<1, true, false>});
+        }
     }
-    // Capstone variants: <BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, Stages, Prefetch>
-    fns.push_back({"07 128x128x8  8w 64x32 1buf prefetch (default)",
+    // Capstone variants: <BM, BN, BK, WM, WN, WMITER, WNITER, TM, TN, Stages, Prefetch[, Pad[,
+    // MinBlocks]]>; MinBlocks 2: 256 threads at <= 128 registers, two blocks per SM.
+    // Prefetch alone, double buffering alone and both, at k slices of 8 and 16:
+    fns.push_back({"07 128x128x8  8w 64x32 1buf prefetch",
                    gemm_with<GemmConfig<128, 128, 8, 64, 32, 2, 2, 4, 4, 1, true>>});
-    fns.push_back({"07 128x128x8  8w 64x32 2buf prefetch",
-                   gemm_with<GemmConfig<128, 128, 8, 64, 32, 2, 2, 4, 4, 2, true>>});
     fns.push_back({"07 128x128x8  8w 64x32 2buf no prefetch",
                    gemm_with<GemmConfig<128, 128, 8, 64, 32, 2, 2, 4, 4, 2, false>>});
+    fns.push_back({"07 128x128x8  8w 64x32 2buf prefetch",
+                   gemm_with<GemmConfig<128, 128, 8, 64, 32, 2, 2, 4, 4, 2, true>>});
     fns.push_back({"07 128x128x16 8w 64x32 1buf prefetch",
                    gemm_with<GemmConfig<128, 128, 16, 64, 32, 2, 2, 4, 4, 1, true>>});
-    fns.push_back({"07 128x128x16 8w 64x32 2buf prefetch",
+    fns.push_back({"07 128x128x16 8w 64x32 1buf prefetch 2 blk/SM",
+                   gemm_with<GemmConfig<128, 128, 16, 64, 32, 2, 2, 4, 4, 1, true, 4, 2>>});
+    fns.push_back({"07 128x128x16 8w 64x32 2buf no prefetch",
+                   gemm_with<GemmConfig<128, 128, 16, 64, 32, 2, 2, 4, 4, 2, false>>});
+    fns.push_back({"07 128x128x16 8w 64x32 2buf prefetch (default)", gemm_with<DefaultConfig>});
+    fns.push_back({"07 128x128x16 8w 64x32 2buf prefetch, no cap",
                    gemm_with<GemmConfig<128, 128, 16, 64, 32, 2, 2, 4, 4, 2, true>>});
-    fns.push_back({"07 128x128x16 4w 64x64 2buf prefetch",
-                   gemm_with<GemmConfig<128, 128, 16, 64, 64, 2, 4, 4, 4, 2, true>>});
+    // Around the default: the warp's shape, its lanes' sub-tiles, As's padding.
+    fns.push_back({"07 128x128x16 8w 32x64 2buf prefetch",
+                   gemm_with<GemmConfig<128, 128, 16, 32, 64, 1, 4, 4, 4, 2, true, 4, 2>>});
+    fns.push_back({"07 128x128x16 8w 64x32 sub 16x32 2buf",
+                   gemm_with<GemmConfig<128, 128, 16, 64, 32, 4, 1, 4, 4, 2, true, 4, 2>>});
+    fns.push_back({"07 128x128x16 8w 64x32 sub 64x8 2buf",
+                   gemm_with<GemmConfig<128, 128, 16, 64, 32, 1, 4, 4, 4, 2, true, 4, 2>>});
+    fns.push_back({"07 128x128x16 8w 64x32 2buf As unpadded",
+                   gemm_with<GemmConfig<128, 128, 16, 64, 32, 2, 2, 4, 4, 2, true, 0, 2>>});
+    // Bigger tiles, 128 outputs per lane (one block of 8 warps per SM): 48 KiB of static shared
+    // memory holds two k16 buffers only with As unpadded.
     fns.push_back({"07 128x256x8  8w 64x64 2buf prefetch",
                    gemm_with<GemmConfig<128, 256, 8, 64, 64, 2, 4, 4, 4, 2, true>>});
-    fns.push_back({"07 256x128x8  8w 64x64 2buf prefetch",
-                   gemm_with<GemmConfig<256, 128, 8, 64, 64, 2, 4, 4, 4, 2, true>>});
-    fns.push_back({"07 128x64x8   4w 64x32 2buf prefetch",
-                   gemm_with<GemmConfig<128, 64, 8, 64, 32, 2, 2, 4, 4, 2, true>>});
-    fns.push_back({"07 64x64x8    4w 32x32 2buf prefetch",
-                   gemm_with<GemmConfig<64, 64, 8, 32, 32, 1, 2, 4, 4, 2, true>>});
-    fns.push_back({"07 128x128x8  8w 32x64 1buf prefetch",
-                   gemm_with<GemmConfig<128, 128, 8, 32, 64, 1, 4, 4, 4, 1, true>>});
+    fns.push_back({"07 128x256x16 8w 64x64 2buf As unpadded",
+                   gemm_with<GemmConfig<128, 256, 16, 64, 64, 2, 4, 4, 4, 2, true, 0>>});
+    fns.push_back({"07 256x128x16 8w 64x64 2buf As unpadded",
+                   gemm_with<GemmConfig<256, 128, 16, 64, 64, 2, 4, 4, 4, 2, true, 0>>});
     CHECK_CUBLAS(cublasCreate(&g_fp32));
     CHECK_CUBLAS(cublasSetMathMode(g_fp32, CUBLAS_DEFAULT_MATH));
     CHECK_CUBLAS(cublasCreate(&g_tf32));

@@ -3,7 +3,8 @@
 // Teaches: each thread owns an 8 x 8 square of C. Per k index it loads 8 A values (a column
 // of its rows) and 8 B values (a row of its columns) into registers and does their outer
 // product: 64 multiply-adds for 16 shared loads. The block computes 128 x 128 with 256
-// threads, k in slices of 8. Read "Step 4" in lessons/10_gemm/README.md.
+// threads, k in slices of 8. As has one spare column per row so that the two half-warps'
+// A loads fall in different banks. Read "Step 4" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/04_2d_blocking
 // Stuck:  ./cudalings hint 10_gemm/04_2d_blocking
@@ -21,7 +22,7 @@ __global__ void __launch_bounds__(kThreads)
     gemm_2d_blocking_kernel(const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C, unsigned int m, unsigned int n, unsigned int k,
                             float alpha, float beta) {
-    __shared__ float As[kBM][kBK];
+    __shared__ float As[kBM][kBK + 1];  // + 1: the two half-warps' A rows in different banks
     __shared__ float Bs[kBK][kBN];
 
     const unsigned int t = threadIdx.x;

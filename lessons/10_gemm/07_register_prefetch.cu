@@ -2,20 +2,20 @@
 //
 // Teaches: hide the global loads behind the math. Each thread issues the *next* slice's global
 // loads into registers before it computes the current slice from shared memory, so the loads
-// are in flight while the outer products run; then a barrier (every warp has finished reading
-// the slice), the registers go to shared memory, and another barrier:
+// are in flight while the outer products run. Shared memory holds two buffers: the registers go
+// into the one nobody is reading, then one barrier:
 //
-//     regs <- global(slice 0); shared <- regs; barrier          (given)
-//     for each slice s:
+//     regs <- global(slice 0); shared[0] <- regs; barrier          (given)
+//     for each slice s, reading buffer b (stage):
 //         if there is a next one: regs <- global(slice s + 1)
-//         compute slice s from shared
+//         compute slice s from shared[b]
+//         if there is a next one: shared[b ^ 1] <- regs
 //         barrier
-//         if there is a next one: shared <- regs; barrier
 //
 // The helpers (load_slice, store_slice, compute_slice) and the store of C are given; the kernel
 // is a template over its tile sizes so that bench/gemm_sweep can time other shapes of it. The
-// Config's kStages / kPrefetch are for those variants: this step's default is one shared buffer
-// with prefetch. Read "Step 7" in lessons/10_gemm/README.md.
+// Config's kStages / kPrefetch are for those variants: this step's default is two shared
+// buffers with prefetch, k in slices of 16. Read "Step 7" in lessons/10_gemm/README.md.
 //
 // Check:  ./cudalings check 10_gemm/07_register_prefetch
 // Stuck:  ./cudalings hint 10_gemm/07_register_prefetch
@@ -27,7 +27,7 @@
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int WM, unsigned int WN,
           unsigned int WMITER, unsigned int WNITER, unsigned int TM, unsigned int TN,
-          unsigned int Stages, bool Prefetch>
+          unsigned int Stages, bool Prefetch, unsigned int Pad = 4, unsigned int MinBlocks = 1>
 struct GemmConfig {
     static constexpr unsigned int kBM = BM, kBN = BN, kBK = BK;  // the block's tile, the slice
     static constexpr unsigned int kWM = WM, kWN = WN;            // a warp's tile
@@ -41,7 +41,8 @@ struct GemmConfig {
     static constexpr unsigned int kLaneCols = kWSubN / TN;           // lanes across a sub-tile
     static constexpr unsigned int kALoads = BM * BK / 4 / kThreads;  // float4s per thread
     static constexpr unsigned int kBLoads = BK * BN / 4 / kThreads;
-    static constexpr unsigned int kPad = 4;  // As rows of BM + 4: conflict-free stores
+    static constexpr unsigned int kPad = Pad;  // As rows of BM + Pad; 4: conflict-free stores
+    static constexpr unsigned int kMinBlocks = MinBlocks;  // blocks per SM: a register cap
     static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the block");
     static_assert((kWSubM / TM) * (kWSubN / TN) == 32, "32 lanes tile a sub-tile");
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "float4 operands");
@@ -49,9 +50,11 @@ struct GemmConfig {
                   "every thread loads the same number of float4s");
     static_assert(Stages == 1 || Stages == 2, "one or two shared buffers");
     static_assert(Prefetch || Stages == 2, "one buffer without prefetch is step 6");
+    static_assert(Pad % 4 == 0, "As rows stay float4-aligned");
 };
 
-using DefaultConfig = GemmConfig<128, 128, 8, 64, 32, 2, 2, 4, 4, 1, true>;
+// 2 blocks of 256 threads per SM: at most 128 registers a thread (65536 per SM).
+using DefaultConfig = GemmConfig<128, 128, 16, 64, 32, 2, 2, 4, 4, 2, true, 4, 2>;
 
 // The next slice of A and B, in registers: float4s of A's rows and B's rows.
 template <class Cfg>
@@ -146,7 +149,7 @@ __device__ __forceinline__ void compute_slice(
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     gemm_prefetch_kernel(const float* __restrict__ A, const float* __restrict__ B,
                          float* __restrict__ C, unsigned int m, unsigned int n, unsigned int k,
                          float alpha, float beta) {
@@ -172,10 +175,11 @@ __global__ void __launch_bounds__(Cfg::kThreads)
     for (unsigned int p0 = 0; p0 < k; p0 += Cfg::kBK) {
         const bool more = p0 + Cfg::kBK < k;  // the same for every thread: barriers below are
                                               // reached by all or by none
-        // TODO(1 of 1, ~8 lines): the loop body above, for one shared buffer (As[0], Bs[0]):
+        // TODO(1 of 1, ~6 lines): the loop body above, for two shared buffers:
         //   if (more) load_slice<Cfg>(next, A, B, m, n, k, row0, col0, p0 + Cfg::kBK);
-        //   compute_slice<Cfg>(acc, As[0], Bs[0], a_col, b_col);
-        //   a barrier; then if (more): store_slice<Cfg>(next, As[0], Bs[0]) and a barrier.
+        //   compute_slice<Cfg>(acc, As[stage], Bs[stage], a_col, b_col);
+        //   if (more) store_slice<Cfg>(next, As[stage ^ 1], Bs[stage ^ 1]);
+        //   a barrier (slice s + 1 is complete, and no warp still reads As[stage]); stage ^= 1.
         //   Every thread computes the same `more`, so every thread reaches every barrier.
         //   Delete the (void) line when you are done.
         (void)more, (void)stage, (void)a_col, (void)b_col;

@@ -10,6 +10,13 @@
 //   thread t: rows (t / 16) * 8 + i, columns (t % 16) * 8 + j, i, j < 8.
 // Registers: 64 accumulators + 16 operands; ask for them with __launch_bounds__.
 //
+// As has one spare column (kBK + 1 floats a row). A warp is 2 rows of 16 threads: its two
+// halves read A rows 8 apart, and with rows of 8 floats those are 64 words apart, the same
+// bank: every A load would cost two shared-memory passes (a 2-way bank conflict). With rows
+// of 9 floats they are 72 words apart, 8 banks: one pass. (B's loads still conflict: lanes
+// read words 8 apart. Steps 5 and 6 deal with that.) On an H200 the unpadded kernel was no
+// faster than step 3 (tuning bench, 2026-12-05); bench/gemm_sweep times both.
+//
 // Check:  ./cudalings check 10_gemm/04_2d_blocking
 // Stuck:  ./cudalings hint 10_gemm/04_2d_blocking
 
@@ -23,7 +30,7 @@ __global__ void __launch_bounds__(kThreads)
     gemm_2d_blocking_kernel(const float* __restrict__ A, const float* __restrict__ B,
                             float* __restrict__ C, unsigned int m, unsigned int n, unsigned int k,
                             float alpha, float beta) {
-    __shared__ float As[kBM][kBK];
+    __shared__ float As[kBM][kBK + 1];  // + 1: the two half-warps' A rows in different banks
     __shared__ float Bs[kBK][kBN];
 
     const unsigned int t = threadIdx.x;

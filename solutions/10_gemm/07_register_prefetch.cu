@@ -4,25 +4,27 @@
 // computes, waits again: while the loads are in flight (several hundred cycles from DRAM) the
 // FMA units of that block idle, and only other resident blocks can fill the gap. Here each
 // thread issues the *next* slice's global loads into registers before it computes the current
-// slice from shared memory; the loads land while the 8 x 8 outer products run. Only then are
-// the registers stored to shared memory, behind a barrier that says every warp has finished
-// reading the current slice:
+// slice from shared memory; the loads land while the outer products run. Shared memory holds
+// two buffers: the registers go into the one nobody is reading, and one barrier per slice is
+// enough:
 //
-//     regs <- global(slice 0); shared <- regs; barrier
-//     for each slice s:
+//     regs <- global(slice 0); shared[0] <- regs; barrier
+//     for each slice s, reading buffer b:
 //         if there is a next one: regs <- global(slice s + 1)    (in flight ...)
-//         compute slice s from shared                            (... while this runs)
-//         barrier                      (every warp is done with slice s in shared memory)
-//         if there is a next one: shared <- regs; barrier        (slice s + 1 is complete)
+//         compute slice s from shared[b]                         (... while this runs)
+//         if there is a next one: shared[b ^ 1] <- regs
+//         barrier        (slice s + 1 is complete, and every warp is done with shared[b])
 //
-// kStages = 2 gives shared memory two buffers instead (the store goes to the other one, and one
-// barrier per slice is enough); kPrefetch = false with two buffers is "double buffering alone"
-// (load and store the next slice, then compute). The README shows what each does on its own;
+// shared[b ^ 1] is free when the store comes: it was last read in slice s - 1, before the
+// barrier that ended it. kStages = 1 is the one-buffer form (a barrier before the store and
+// another after it); kPrefetch = false with two buffers is "double buffering alone" (load and
+// store the next slice, then compute). The README shows what each does on its own;
 // bench/gemm_sweep times them all. The kernel is a template over its tile sizes (Config) so
 // that the sweep can instantiate other shapes of the same code.
 //
-// Tiles (the default Config): a block computes 128 x 128 of C with 8 warps (2 x 4), each warp
-// 64 x 32, each lane 2 x 2 sub-tiles of 4 x 4 (64 outputs, step 6's layout); k in slices of 8.
+// Tiles (the default Config, the fastest of the tuning bench on an H200, 2026-12-05): a block
+// computes 128 x 128 of C with 8 warps (2 x 4), each warp 64 x 32, each lane 2 x 2 sub-tiles of
+// 4 x 4 (64 outputs, step 6's layout); k in slices of 16, two shared buffers (33 KiB).
 //
 // Check:  ./cudalings check 10_gemm/07_register_prefetch
 // Stuck:  ./cudalings hint 10_gemm/07_register_prefetch
@@ -31,7 +33,7 @@
 
 template <unsigned int BM, unsigned int BN, unsigned int BK, unsigned int WM, unsigned int WN,
           unsigned int WMITER, unsigned int WNITER, unsigned int TM, unsigned int TN,
-          unsigned int Stages, bool Prefetch>
+          unsigned int Stages, bool Prefetch, unsigned int Pad = 4, unsigned int MinBlocks = 1>
 struct GemmConfig {
     static constexpr unsigned int kBM = BM, kBN = BN, kBK = BK;  // the block's tile, the slice
     static constexpr unsigned int kWM = WM, kWN = WN;            // a warp's tile
@@ -45,7 +47,8 @@ struct GemmConfig {
     static constexpr unsigned int kLaneCols = kWSubN / TN;           // lanes across a sub-tile
     static constexpr unsigned int kALoads = BM * BK / 4 / kThreads;  // float4s per thread
     static constexpr unsigned int kBLoads = BK * BN / 4 / kThreads;
-    static constexpr unsigned int kPad = 4;  // As rows of BM + 4: conflict-free stores
+    static constexpr unsigned int kPad = Pad;  // As rows of BM + Pad; 4: conflict-free stores
+    static constexpr unsigned int kMinBlocks = MinBlocks;  // blocks per SM: a register cap
     static_assert(BM % WM == 0 && BN % WN == 0, "warps tile the block");
     static_assert((kWSubM / TM) * (kWSubN / TN) == 32, "32 lanes tile a sub-tile");
     static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "float4 operands");
@@ -53,9 +56,11 @@ struct GemmConfig {
                   "every thread loads the same number of float4s");
     static_assert(Stages == 1 || Stages == 2, "one or two shared buffers");
     static_assert(Prefetch || Stages == 2, "one buffer without prefetch is step 6");
+    static_assert(Pad % 4 == 0, "As rows stay float4-aligned");
 };
 
-using DefaultConfig = GemmConfig<128, 128, 8, 64, 32, 2, 2, 4, 4, 1, true>;
+// 2 blocks of 256 threads per SM: at most 128 registers a thread (65536 per SM).
+using DefaultConfig = GemmConfig<128, 128, 16, 64, 32, 2, 2, 4, 4, 2, true, 4, 2>;
 
 // The next slice of A and B, in registers: float4s of A's rows and B's rows.
 template <class Cfg>
@@ -150,7 +155,7 @@ __device__ __forceinline__ void compute_slice(
 }
 
 template <class Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads)
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     gemm_prefetch_kernel(const float* __restrict__ A, const float* __restrict__ B,
                          float* __restrict__ C, unsigned int m, unsigned int n, unsigned int k,
                          float alpha, float beta) {
