@@ -48,5 +48,5 @@ for st in j.get("staircases", []):
         print(f'  {row["label"][:40]:40} {cells}')
 PY
 if [ "${SWEEP:-1}" = 1 ]; then
-  OUT="$out/sweep" bench/row_ops/sweep.sh 2>&1 | tail -12
+  OUT="$out/sweep" bench/row_ops/sweep.sh 2>&1 | tail -14
 fi

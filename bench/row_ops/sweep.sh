@@ -21,9 +21,11 @@ variants=(
   "softmax-narrow256|$s4|-DROW_OPS_NARROW_THREADS=256"
   "softmax-narrow64|$s4|-DROW_OPS_NARROW_THREADS=64"
   "softmax-wide512|$s4|-DROW_OPS_WIDE_THREADS=512"
+  "softmax-persistent|$s4|-DROW_OPS_PERSISTENT=1"
   "layernorm-default|$s5|"
   "layernorm-samecount0|$s5|-DROW_OPS_SAME_COUNT=0"
   "layernorm-wide512|$s5|-DROW_OPS_WIDE_THREADS=512"
+  "layernorm-persistent|$s5|-DROW_OPS_PERSISTENT=1"
 )
 args=()
 for v in "${variants[@]}"; do

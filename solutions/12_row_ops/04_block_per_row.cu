@@ -40,6 +40,10 @@ constexpr int kNarrowPer = 1024 / 4 / kNarrowThreads;
 #define ROW_OPS_WIDE_THREADS 1024
 #endif
 constexpr unsigned int kWideThreads = ROW_OPS_WIDE_THREADS;
+#ifndef ROW_OPS_PERSISTENT  // 1: those rows take one block per SM, each walking its rows
+#define ROW_OPS_PERSISTENT 0
+#endif
+constexpr bool kPersistent = ROW_OPS_PERSISTENT != 0;
 
 struct Max {
     __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
@@ -63,12 +67,10 @@ __device__ __forceinline__ float block_all_reduce(float v, Op op, float* partial
     return v;
 }
 
+// One row, `in` and `out` its first elements, over the kThreads threads of the block.
 template <unsigned int kThreads, int kPer>
-__global__ void __launch_bounds__(kThreads)
-    softmax_block_kernel(const float* __restrict__ x, float* __restrict__ y, size_t cols) {
-    __shared__ float max_partial[kThreads / 32], sum_partial[kThreads / 32];
-    const float* in = x + blockIdx.x * cols;
-    float* out = y + blockIdx.x * cols;
+__device__ __forceinline__ void softmax_row(const float* __restrict__ in, float* __restrict__ out,
+                                            size_t cols, float* max_partial, float* sum_partial) {
 
     float4 v[kPer];
 #pragma unroll
@@ -107,6 +109,19 @@ __global__ void __launch_bounds__(kThreads)
     }
 }
 
+// Row blockIdx.x, and then every gridDim.x-th row after it when the grid is smaller than
+// rows (ROW_OPS_PERSISTENT). No barrier is needed between two rows: a warp writes max_partial
+// again only after the second barrier of the row before, which every warp reaches after
+// reading max_partial, and likewise for sum_partial one barrier later.
+template <unsigned int kThreads, int kPer>
+__global__ void __launch_bounds__(kThreads)
+    softmax_block_kernel(const float* __restrict__ x, float* __restrict__ y, size_t rows,
+                         size_t cols) {
+    __shared__ float max_partial[kThreads / 32], sum_partial[kThreads / 32];
+    for (size_t row = blockIdx.x; row < rows; row += gridDim.x)
+        softmax_row<kThreads, kPer>(x + row * cols, y + row * cols, cols, max_partial, sum_partial);
+}
+
 // Any width: an online pass (step 2) and a second read for the write.
 constexpr unsigned int kLoopThreads = 256;
 struct MaxSum {
@@ -137,10 +152,18 @@ __global__ void __launch_bounds__(kLoopThreads)
     for (size_t c = threadIdx.x; c < cols; c += kLoopThreads) out[c] = expf(in[c] - shift) * inv;
 }
 
+// A block per row; with ROW_OPS_PERSISTENT, rows of 16385 to 32768 floats (one block fills an
+// SM) take one block per SM instead, each walking its rows: no block launch between two rows.
 template <unsigned int kThreads, int kPer>
 void launch(const float* x, float* y, size_t rows, size_t cols, cudaStream_t stream) {
+    size_t grid = rows;
+    int device = 0, sms = 0;
+    if (kPersistent && kPer * kThreads * 4 == 32768 && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess)
+        grid = rows < static_cast<size_t>(sms) ? rows : static_cast<size_t>(sms);
+    // (a failed query leaves its error for the caller's cudaGetLastError())
     softmax_block_kernel<kThreads, kPer>
-        <<<static_cast<unsigned int>(rows), kThreads, 0, stream>>>(x, y, cols);
+        <<<static_cast<unsigned int>(grid), kThreads, 0, stream>>>(x, y, rows, cols);
 }
 
 extern "C" cudaError_t softmax_rows(const float* x, float* y, size_t rows, size_t cols,

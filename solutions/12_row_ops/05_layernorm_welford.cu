@@ -32,7 +32,7 @@
 #include "row_ops.cuh"
 
 constexpr unsigned int kFullMask = 0xffffffffu;
-// (bench/row_ops/sweep.sh compiles this file with other values of these two knobs.)
+// (bench/row_ops/sweep.sh compiles this file with other values of these knobs.)
 #ifndef ROW_OPS_SAME_COUNT  // 1: rows that fill every slot take the constant-count kernel
 #define ROW_OPS_SAME_COUNT 1
 #endif
@@ -40,6 +40,10 @@ constexpr unsigned int kFullMask = 0xffffffffu;
 #define ROW_OPS_WIDE_THREADS 1024
 #endif
 constexpr unsigned int kWideThreads = ROW_OPS_WIDE_THREADS;
+#ifndef ROW_OPS_PERSISTENT  // 1: rows of 32768 floats take one block per SM, walking rows
+#define ROW_OPS_PERSISTENT 0
+#endif
+constexpr bool kPersistent = ROW_OPS_PERSISTENT != 0;
 
 struct Welford {
     float n, mean, m2;  // count, mean, Σ (x - mean)²
@@ -105,17 +109,13 @@ __host__ __device__ constexpr unsigned int block_of(unsigned int threads_per_row
 
 // The row in registers: kThreads threads per row, kPer float4 per thread. cols % 4 == 0.
 // kFull: cols == kThreads * kPer * 4, every slot holds 4 elements of the row.
+// One row, `in` and `out` its first elements; t is this thread's place among the row's threads.
 template <unsigned int kThreads, int kPer, bool kFull>
-__global__ void __launch_bounds__(block_of(kThreads))
-    layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
-                     const float* __restrict__ beta, float* __restrict__ y, size_t rows,
-                     size_t cols, float eps) {
+__device__ __forceinline__ void layernorm_row(const float* __restrict__ in,
+                                              const float* __restrict__ gamma,
+                                              const float* __restrict__ beta,
+                                              float* __restrict__ out, size_t cols, float eps) {
     const unsigned int t = threadIdx.x % kThreads;
-    const size_t row = static_cast<size_t>(blockIdx.x) * (block_of(kThreads) / kThreads) +
-                       threadIdx.x / kThreads;
-    if (row >= rows) return;  // only with a warp per row (no barrier in that kernel)
-    const float* in = x + row * cols;
-    float* out = y + row * cols;
 
     float4 v[kPer];
 #pragma unroll
@@ -144,6 +144,23 @@ __global__ void __launch_bounds__(block_of(kThreads))
     }
 }
 
+// block_of(kThreads) / kThreads rows at a time per block, then (when the grid is smaller than
+// the rows: ROW_OPS_PERSISTENT) the block's next rows. A warp past the last row leaves the loop
+// whole: a warp-per-row kernel has no barrier.
+template <unsigned int kThreads, int kPer, bool kFull>
+__global__ void __launch_bounds__(block_of(kThreads))
+    layernorm_kernel(const float* __restrict__ x, const float* __restrict__ gamma,
+                     const float* __restrict__ beta, float* __restrict__ y, size_t rows,
+                     size_t cols, float eps) {
+    constexpr unsigned int kRows = block_of(kThreads) / kThreads;
+    for (size_t row = static_cast<size_t>(blockIdx.x) * kRows + threadIdx.x / kThreads;
+         row < rows; row += static_cast<size_t>(gridDim.x) * kRows) {
+        layernorm_row<kThreads, kPer, kFull>(x + row * cols, gamma, beta, y + row * cols, cols,
+                                             eps);
+        if (kThreads > 32 && kPersistent) __syncthreads();  // row_merge's partials, reused next
+    }
+}
+
 // Any width: a Welford pass over the row, then a second read for the write.
 template <unsigned int kThreads>
 __global__ void __launch_bounds__(block_of(kThreads))
@@ -167,7 +184,12 @@ template <unsigned int kThreads, int kPer>
 void launch(const float* x, const float* gamma, const float* beta, float* y, size_t rows,
             size_t cols, float eps, cudaStream_t stream) {
     const size_t per_block = block_of(kThreads) / kThreads;
-    const unsigned int grid = static_cast<unsigned int>((rows + per_block - 1) / per_block);
+    unsigned int grid = static_cast<unsigned int>((rows + per_block - 1) / per_block);
+    int device = 0, sms = 0;  // ROW_OPS_PERSISTENT: rows of 32768 floats, one block per SM
+    if (kPersistent && kPer * kThreads * 4 == 32768 && cudaGetDevice(&device) == cudaSuccess &&
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) == cudaSuccess &&
+        static_cast<unsigned int>(sms) < grid)
+        grid = static_cast<unsigned int>(sms);  // (a failed query: its error is returned)
     if constexpr (kPer == 0)
         layernorm_loop_kernel<kThreads>
             <<<grid, block_of(kThreads), 0, stream>>>(x, gamma, beta, y, rows, cols, eps);
