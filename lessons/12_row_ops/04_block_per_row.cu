@@ -72,7 +72,6 @@ __device__ __forceinline__ float block_all_reduce(float v, Op op, float* partial
 template <unsigned int kThreads, int kPer>
 __device__ __forceinline__ void softmax_row(const float* __restrict__ in, float* __restrict__ out,
                                             size_t cols, float* max_partial, float* sum_partial) {
-
     float4 v[kPer];
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {  // every load issued before any arithmetic waits on one
