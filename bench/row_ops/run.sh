@@ -5,6 +5,8 @@
 #   BUILD   the build directory with the GPU checker (default build-gpu; built here when absent,
 #           with the preset gpu, as bench/gpu_session.sh does)
 #   OUT     where the JSON and the log go (default ./row-ops-bench)
+#   SWEEP   1 (default): then bench/row_ops/sweep.sh, the knob variants of steps 4 and 5 timed
+#           beside a copy in one run (about a minute, table last, in $OUT/sweep); 0: skip it
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-row-ops-bench}"
@@ -45,3 +47,6 @@ for st in j.get("staircases", []):
                           for c in row["cells"])
         print(f'  {row["label"][:40]:40} {cells}')
 PY
+if [ "${SWEEP:-1}" = 1 ]; then
+  OUT="$out/sweep" bench/row_ops/sweep.sh 2>&1 | tail -14
+fi
