@@ -1,5 +1,7 @@
 #include "supervise.h"
 
+#include "text.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -236,10 +238,28 @@ class MemoryCgroup {
     std::size_t limit_ = 0;
 };
 
+// Closes descriptors first..last (async-signal-safe): close_range where the kernel has it
+// (5.9), else one by one up to the process's limit.
+void close_descriptors(int first, unsigned last) {
+    if (first < 0 || static_cast<unsigned>(first) > last) return;
+#ifdef SYS_close_range
+    if (::syscall(SYS_close_range, static_cast<unsigned>(first), last, 0u) == 0) return;
+#endif
+    long limit = ::sysconf(_SC_OPEN_MAX);
+    if (limit < 0 || limit > 65536) limit = 65536;
+    for (long fd = first; fd < limit && static_cast<unsigned long>(fd) <= last; ++fd)
+        ::close(static_cast<int>(fd));
+}
+
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildOptions& options,
                              Pipe& out, Pipe& err, Pipe& channel, Pipe& secret, int report_fd,
                              const MemoryCgroup& cgroup, pid_t parent, const sigset_t& mask) {
     setpgid(0, 0);
+    // The exec report pipe above every descriptor the child is given (it is close-on-exec).
+    if (report_fd < 64) {
+        int moved = fcntl(report_fd, F_DUPFD_CLOEXEC, 64);
+        if (moved >= 0) report_fd = moved;
+    }
     // Killed with the checker, whatever ends it (even SIGKILL); if it is already gone, go too.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
@@ -249,29 +269,57 @@ class MemoryCgroup {
     for (int sig : kTerminationSignals) signal(sig, SIG_DFL);
     sigprocmask(SIG_SETMASK, &mask, nullptr);
     int devnull = ::open("/dev/null", O_RDONLY);
-    DescriptorMove moves[5];
+    DescriptorMove moves[16];
     int count = 0;
     if (devnull >= 0) moves[count++] = {devnull, 0};
     moves[count++] = {out.write_end, 1};
     moves[count++] = {err.write_end, 2};
     if (options.result_channel) moves[count++] = {channel.write_end, 3};
     if (!options.secret.empty()) moves[count++] = {secret.read_end, 4};
-    if (!arrange_descriptors(moves, count)) {
+    for (const auto& move : options.descriptors)
+        if (count < 16) moves[count++] = move;
+    if (count == 16 || !arrange_descriptors(moves, count)) {
         std::string message =
             std::string("cannot set up the child's descriptors: ") + strerror(errno);
         (void)!write(report_fd, message.data(), message.size());
         _exit(127);
     }
+    // Nothing else of this process's: a descriptor it inherited without close-on-exec (from
+    // whatever started the checker) would reach the program, in a sandbox too. The exec report
+    // pipe stays: it is close-on-exec, and above every target.
+    int first_free = 3;
+    for (int i = 0; i < count; ++i) first_free = std::max(first_free, moves[i].target + 1);
+    if (report_fd < first_free) {
+        std::string message = "the exec report pipe lies among the child's descriptors";
+        (void)!write(report_fd, message.data(), message.size());
+        _exit(127);
+    }
+    for (int fd = 3; fd < first_free; ++fd) {  // the gaps between the targets
+        bool target = false;
+        for (int i = 0; i < count; ++i) target = target || moves[i].target == fd;
+        if (!target) ::close(fd);
+    }
+    close_descriptors(first_free, static_cast<unsigned>(report_fd) - 1);
+    close_descriptors(report_fd + 1, ~0u);
     if (!options.working_dir.empty() && chdir(options.working_dir.c_str()) != 0) {
         std::string message = "cannot enter " + options.working_dir + ": " + strerror(errno);
         (void)!write(report_fd, message.data(), message.size());
         _exit(127);
     }
-    for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    execvp(args[0], args.data());
+    if (options.clear_environment) {
+        std::vector<std::string> entries;
+        for (const auto& [key, value] : options.env) entries.push_back(key + "=" + value);
+        std::vector<char*> envp;
+        for (auto& e : entries) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        execvpe(args[0], args.data(), envp.data());  // searches this process's PATH
+    } else {
+        for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
+        execvp(args[0], args.data());
+    }
     std::string message = "cannot run " + argv[0] + ": " + strerror(errno);
     (void)!write(report_fd, message.data(), message.size());
     _exit(127);
@@ -500,6 +548,11 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     }
     result.memory_limit_hit = result.memory_limited && cgroup.oom_killed();
+    // What a child wrote is shown, and stored in JSON: valid UTF-8 from here on (a Latin-1
+    // comment quoted by a compiler, a cap that cut a character in two). The result channel is
+    // left as sent: it is a protocol, parsed and authenticated byte for byte.
+    result.out.head = valid_utf8(result.out.head);
+    result.err.head = valid_utf8(result.err.head);
     return result;
 }
 

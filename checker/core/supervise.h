@@ -12,6 +12,16 @@
 
 namespace cudalings {
 
+// In a child between fork and exec: makes each `target` descriptor a copy of its `source`,
+// whatever numbers the sources have. A source may itself be another move's target (the
+// checker's threads open and close descriptors while children start, so a pipe the child needs
+// on fd 4 may sit on fd 3 when the fork happens): every source is first moved above all targets.
+// Async-signal-safe (fcntl, dup2, close); false when a descriptor cannot be copied.
+struct DescriptorMove {
+    int source, target;
+};
+bool arrange_descriptors(const DescriptorMove* moves, int count);
+
 struct ChildOptions {
     double wall_seconds = 30.0;          // whole process group killed past this
     std::size_t output_cap = 64 * 1024;  // bytes kept of stdout and of stderr each
@@ -39,6 +49,12 @@ struct ChildOptions {
     // the call returns, which needs its processes gone).
     std::function<bool(const std::string&)> finished;
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
+    // The program starts with `env` alone as its environment, nothing of this process's (the
+    // grading sandbox's bwrap: the grader's tokens must not reach it).
+    bool clear_environment = false;
+    // More descriptors for the child: each source (open in this process; it stays open here)
+    // becomes the child's `target` (5 and up: 0-4 are the streams, the channel and the secret).
+    std::vector<DescriptorMove> descriptors;
 };
 
 struct CapturedStream {
@@ -65,15 +81,6 @@ struct ChildResult {
 
 ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options);
 
-// In a child between fork and exec: makes each `target` descriptor a copy of its `source`,
-// whatever numbers the sources have. A source may itself be another move's target (the
-// checker's threads open and close descriptors while children start, so a pipe the child needs
-// on fd 4 may sit on fd 3 when the fork happens): every source is first moved above all targets.
-// Async-signal-safe (fcntl, dup2, close); false when a descriptor cannot be copied.
-struct DescriptorMove {
-    int source, target;
-};
-bool arrange_descriptors(const DescriptorMove* moves, int count);
 
 // Where `program` lives: itself when it names a path, else the first executable of that name on
 // PATH; empty when there is none.
