@@ -154,16 +154,19 @@ bool drain(int fd, CapturedStream& into, std::size_t cap) {
     return true;
 }
 
-// A memory cgroup for one child: created before the fork, joined by the child before exec,
-// removed afterwards. Supports the unified hierarchy (v2) and the v1 memory controller.
+}  // namespace
+
+// A memory cgroup for one child (or a MemoryGroup's children): created before the fork, joined
+// by the child before exec, removed afterwards. Outside the anonymous namespace: MemoryGroup
+// holds one. Supports the unified hierarchy (v2) and the v1 memory controller.
 class MemoryCgroup {
   public:
     MemoryCgroup() = default;
     MemoryCgroup(const MemoryCgroup&) = delete;
     MemoryCgroup& operator=(const MemoryCgroup&) = delete;
-    ~MemoryCgroup() {
-        if (!dir_.empty()) ::rmdir(dir_.c_str());
-    }
+    // What is left in it (a process of a sandbox whose PID namespace is still being torn
+    // down) is killed, and the cgroup removed once it is empty.
+    ~MemoryCgroup() { kill_and_remove(); }
     bool create(std::size_t limit) {
         static std::atomic<int> counter{0};  // builds and screens start children from threads
         std::string own_v1, own_v2;
@@ -223,6 +226,36 @@ class MemoryCgroup {
         std::ifstream(dir_ + "/memory.failcnt") >> failures;
         return failures > 0 || (limit_ > 0 && peak + (1u << 20) >= limit_);
     }
+    // The kernel's kills at the limit (v2 memory.events; v1 memory.oom_control where it says,
+    // else the times the limit was hit), so far: a group shared by several children compares
+    // the count before and after each.
+    unsigned long long limit_events() const {
+        if (dir_.empty()) return 0;
+        std::ifstream in(dir_ + (v2_ ? "/memory.events" : "/memory.oom_control"));
+        std::string key;
+        unsigned long long value = 0;
+        while (in >> key >> value)
+            if (key == "oom_kill") return value;
+        if (v2_) return 0;
+        unsigned long long failures = 0;
+        std::ifstream(dir_ + "/memory.failcnt") >> failures;
+        return failures;
+    }
+    // Ends every process still in the cgroup and removes it (a group shared by several
+    // children: a process that left its process group may still be there for a moment).
+    void kill_and_remove() {
+        if (dir_.empty()) return;
+        write_to("cgroup.kill", "1");  // v2, Linux 5.14+; elsewhere the rmdir waits below
+        for (int attempt = 0; attempt < 50; ++attempt) {
+            if (::rmdir(dir_.c_str()) == 0 || errno != EBUSY) break;
+            if (!v2_) {
+                std::ifstream procs(dir_ + "/cgroup.procs");
+                for (pid_t pid; procs >> pid;) ::kill(pid, SIGKILL);
+            }
+            ::usleep(2000);
+        }
+        dir_.clear();
+    }
     bool active() const { return !dir_.empty(); }
     const std::string& dir() const { return dir_; }
 
@@ -237,6 +270,8 @@ class MemoryCgroup {
     bool v2_ = false;
     std::size_t limit_ = 0;
 };
+
+namespace {
 
 // Closes descriptors first..last (async-signal-safe): close_range where the kernel has it
 // (5.9), else one by one up to the process's limit.
@@ -327,6 +362,20 @@ void close_descriptors(int first, unsigned last) {
 
 }  // namespace
 
+struct MemoryGroup::Impl {
+    MemoryCgroup cgroup;
+};
+
+MemoryGroup::MemoryGroup(std::size_t limit) : limit_(limit), impl_(std::make_unique<Impl>()) {
+    if (limit > 0) impl_->cgroup.create(limit);
+}
+
+MemoryGroup::~MemoryGroup() = default;  // the cgroup's own destructor ends and removes it
+
+bool MemoryGroup::active() const { return impl_->cgroup.active(); }
+
+unsigned long long MemoryGroup::limit_events() const { return impl_->cgroup.limit_events(); }
+
 bool arrange_descriptors(const DescriptorMove* moves, int count) {
     int above = 0;
     for (int i = 0; i < count; ++i)
@@ -376,8 +425,13 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         return result;
     }
     reap_finished_children();
-    MemoryCgroup cgroup;
-    result.memory_limited = options.memory_limit > 0 && cgroup.create(options.memory_limit);
+    MemoryCgroup own;
+    const MemoryGroup* group =
+        options.memory_group && options.memory_group->active() ? options.memory_group : nullptr;
+    const MemoryCgroup& cgroup = group ? group->impl().cgroup : own;
+    const unsigned long long events_before = group ? group->limit_events() : 0;
+    result.memory_limited =
+        group != nullptr || (options.memory_limit > 0 && own.create(options.memory_limit));
     auto start = Clock::now();
     // No termination signal in this thread between the fork and the child's registration.
     sigset_t blocked, previous;
@@ -547,7 +601,10 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     }
-    result.memory_limit_hit = result.memory_limited && cgroup.oom_killed();
+    // A group's limit was hit while this child ran, and it did not survive it.
+    result.memory_limit_hit =
+        group ? group->limit_events() > events_before && !result.exited_ok()
+              : result.memory_limited && own.oom_killed();
     // What a child wrote is shown, and stored in JSON: valid UTF-8 from here on (a Latin-1
     // comment quoted by a compiler, a cap that cut a character in two). The result channel is
     // left as sent: it is a protocol, parsed and authenticated byte for byte.

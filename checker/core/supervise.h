@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,8 @@ struct DescriptorMove {
 };
 bool arrange_descriptors(const DescriptorMove* moves, int count);
 
+class MemoryGroup;  // below
+
 struct ChildOptions {
     double wall_seconds = 30.0;          // whole process group killed past this
     std::size_t output_cap = 64 * 1024;  // bytes kept of stdout and of stderr each
@@ -32,6 +35,9 @@ struct ChildOptions {
     // > 0: the child's host memory is limited with a cgroup (v2 or v1 memory controller) where
     // this process may create one; never with `ulimit -v`, which breaks CUDA's initialisation.
     std::size_t memory_limit = 0;
+    // When set (and active), the child joins this group instead, with the children started
+    // before and beside it: one limit for them all (memory_limit is not used).
+    const MemoryGroup* memory_group = nullptr;
     // When set and it becomes true, the child's group is killed (e.g. a build that is no
     // longer needed); the result then says timed_out = false, cancelled = true.
     const std::atomic<bool>* cancel = nullptr;
@@ -88,6 +94,29 @@ std::string find_program(const std::string& program);
 
 // Whether a memory cgroup can be made here (for tests and reports).
 bool memory_cgroups_available();
+
+// One memory limit for several children (ChildOptions::memory_group): a build's nvcc, every
+// process it starts, and the screen's preprocessor passes beside it hold `limit` together, not
+// each. A cgroup made when the group is, removed (its processes killed first) when it goes.
+// Inactive where no memory cgroup can be made: the children then run without a limit, as with
+// memory_limit.
+class MemoryGroup {
+  public:
+    explicit MemoryGroup(std::size_t limit);
+    ~MemoryGroup();
+    MemoryGroup(const MemoryGroup&) = delete;
+    MemoryGroup& operator=(const MemoryGroup&) = delete;
+    bool active() const;
+    std::size_t limit() const { return limit_; }
+    // How often the kernel has stopped a process of the group at its limit so far.
+    unsigned long long limit_events() const;
+    struct Impl;
+    const Impl& impl() const { return *impl_; }
+
+  private:
+    std::size_t limit_;
+    std::unique_ptr<Impl> impl_;
+};
 
 // "SIGSEGV (segmentation fault)" for 11, and so on.
 std::string describe_signal(int signal);

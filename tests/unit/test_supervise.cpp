@@ -256,3 +256,38 @@ TEST_CASE("a child gets the descriptors it is given, nothing else, and a clean e
     CHECK(latin1.out.head == "caf\xEF\xBF\xBD\n");
     CHECK(latin1.err.head == "\xEF\xBF\xBD");
 }
+
+TEST_CASE("one memory limit for several children: a build's processes hold it together",
+          "[supervise]") {
+    if (!memory_cgroups_available()) SKIP("no writable memory cgroup here (v1 or v2)");
+    constexpr std::size_t kLimit = std::size_t{256} << 20;
+    // Alone, each fits: 200 MiB under 256.
+    ChildOptions alone;
+    alone.memory_limit = kLimit;
+    alone.wall_seconds = 60;
+    CHECK(run_supervised({program("fixture_hog"), "200"}, alone).exited_ok());
+    // Two at once in one group: 400 MiB do not fit in 256, and the one stopped says so.
+    ChildResult first, second;
+    {
+        MemoryGroup group(kLimit);
+        REQUIRE(group.active());
+        ChildOptions o;
+        o.memory_group = &group;
+        o.memory_limit = kLimit;  // not used: the group's limit is
+        o.wall_seconds = 60;
+        std::thread a([&] { first = run_supervised({program("fixture_hog"), "200", "3"}, o); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        second = run_supervised({program("fixture_hog"), "200", "3"}, o);
+        a.join();
+        CHECK(group.limit_events() > 0);
+    }
+    CHECK(first.memory_limited);
+    CHECK(second.memory_limited);
+    CHECK(first.exited_ok() + second.exited_ok() <= 1);
+    const ChildResult& stopped = first.exited_ok() ? second : first;
+    CHECK_FALSE(stopped.exited_ok());
+    CHECK(stopped.memory_limit_hit);
+    // One that survived was not hit, even though the group's count rose while it ran.
+    if (first.exited_ok()) CHECK_FALSE(first.memory_limit_hit);
+    if (second.exited_ok()) CHECK_FALSE(second.memory_limit_hit);
+}
