@@ -307,8 +307,9 @@ int run_worker(const Options& o, const GradeArgs& a) {
     bool repaired = false;
     std::string text = dump_json(result, 2, &repaired);
     if (repaired) {
-        result["error"] = "the grader wrote this result with replacement characters: a text in it "
-                          "was not valid UTF-8";
+        result["error"] =
+            "the grader wrote this result with replacement characters: a text in it "
+            "was not valid UTF-8";
         text = dump_json(result, 2);
     }
     bool written = write_file_atomic(a.out + "/" + a.result_file + ".json", text + "\n");
@@ -333,10 +334,10 @@ int run_worker(const Options& o, const GradeArgs& a) {
     }
     if (wanted("classroom")) {
         std::string classroom = converted(classroom_results, -1);
-        written = !classroom.empty() &&
-                  write_file_atomic(a.out + "/" + a.result_file + ".classroom.json",
-                                    classroom + "\n") &&
-                  written;
+        written =
+            !classroom.empty() &&
+            write_file_atomic(a.out + "/" + a.result_file + ".classroom.json", classroom + "\n") &&
+            written;
     }
     if (!written) {
         std::cerr << "cudalings: cannot write the result of " << a.submissions.front() << " into "

@@ -119,7 +119,8 @@ std::string read_all(int fd) {
     std::string bytes;
     char buffer[4096];
     ssize_t n;
-    while ((n = ::read(fd, buffer, sizeof buffer)) > 0) bytes.append(buffer, static_cast<std::size_t>(n));
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+        bytes.append(buffer, static_cast<std::size_t>(n));
     return bytes;
 }
 
@@ -143,7 +144,8 @@ Sandbox::Sandbox(SandboxSettings settings) : settings_(std::move(settings)) {
 
 std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
                                           const SandboxView& view,
-                                          const std::map<std::string, std::string>& env) const {
+                                          const std::map<std::string, std::string>& env,
+                                          int filter_descriptor) const {
     std::vector<std::string> cmd{settings_.bwrap};
     // Namespaces: the child's own users (it is "nobody", without capabilities, and may not make
     // further user namespaces), processes, IPC, network (loopback only), host name and cgroups.
@@ -151,7 +153,7 @@ std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
               "--unshare-cgroup-try", "--disable-userns", "--uid", "65534", "--gid", "65534",
               "--hostname", "cudalings", "--die-with-parent", "--new-session"});
     // PID 1 is our init (no bwrap process inside), every process is under the filter.
-    add(cmd, {"--as-pid-1", "--seccomp", std::to_string(kFilterDescriptor)});
+    add(cmd, {"--as-pid-1", "--seccomp", std::to_string(filter_descriptor)});
     for (const char* dir : kSystemDirs) {
         struct stat st {};
         if (::lstat(dir, &st) != 0) continue;
@@ -261,11 +263,11 @@ std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std
     if (s.init.empty()) {
         const char* env = std::getenv("CUDALINGS_SANDBOX_INIT");
         why = !settings.init.empty() ? "no cudalings-sandbox-init executable at " + settings.init
-              : env && *env
-                  ? std::string("no cudalings-sandbox-init executable at ") + env +
-                        " (CUDALINGS_SANDBOX_INIT)"
-                  : std::string("cudalings-sandbox-init (built with cudalings) is not beside "
-                                "this program: rebuild the checker");
+              : env && *env ? std::string("no cudalings-sandbox-init executable at ") + env +
+                                  " (CUDALINGS_SANDBOX_INIT)"
+                            : std::string(
+                                  "cudalings-sandbox-init (built with cudalings) is not beside "
+                                  "this program: rebuild the checker");
         return nullptr;
     }
     auto sandbox = std::make_shared<Sandbox>(s);
@@ -278,11 +280,11 @@ std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std
     SandboxView view;
     view.gpu = ::access("/dev/nvidiactl", F_OK) == 0;  // the GPU's nodes must bind too
     // Inside, it must be alone (PID 2, after the init) and under the filter (mode 2).
-    auto r = run_contained(
-        sandbox.get(),
-        {"/bin/sh", "-c",
-         "test $$ -le 3 || exit 10; grep -q '^Seccomp:[[:space:]]*2$' /proc/self/status || exit 11"},
-        o, view);
+    auto r = run_contained(sandbox.get(),
+                           {"/bin/sh", "-c",
+                            "test $$ -le 3 || exit 10; grep -q '^Seccomp:[[:space:]]*2$' "
+                            "/proc/self/status || exit 11"},
+                           o, view);
     if (r.started && r.exit_code == 11) {
         why = s.bwrap + " started the sandbox without its seccomp filter in force";
         return nullptr;
@@ -313,7 +315,12 @@ ChildResult run_contained(const Sandbox* sandbox, const std::vector<std::string>
     // name the grader's folders) read from a descriptor. bwrap takes the command itself ("--"
     // and what follows: the init and the program) on its command line only; the program's own
     // words are no secret inside, where the init and the program are started with them.
-    const auto words = sandbox->command(argv, view, env);
+    // Its two descriptors come after any the caller gives the program (those pass through
+    // bwrap and the init to it).
+    int filter_target = Sandbox::kFilterDescriptor;
+    for (const auto& d : options.descriptors) filter_target = std::max(filter_target, d.target + 1);
+    const int args_target = filter_target + 1;
+    const auto words = sandbox->command(argv, view, env, filter_target);
     const auto command = std::find(words.begin() + 1, words.end(), "--");
     std::string args;
     for (auto word = words.begin() + 1; word != command; ++word) args.append(*word).push_back('\0');
@@ -326,9 +333,9 @@ ChildResult run_contained(const Sandbox* sandbox, const std::vector<std::string>
         return r;
     }
     options.clear_environment = true;
-    options.descriptors.push_back({args_fd, Sandbox::kArgsDescriptor});
-    options.descriptors.push_back({filter_fd, Sandbox::kFilterDescriptor});
-    std::vector<std::string> bwrap{words[0], "--args", std::to_string(Sandbox::kArgsDescriptor)};
+    options.descriptors.push_back({args_fd, args_target});
+    options.descriptors.push_back({filter_fd, filter_target});
+    std::vector<std::string> bwrap{words[0], "--args", std::to_string(args_target)};
     bwrap.insert(bwrap.end(), command, words.end());
     r = run_supervised(bwrap, options);
     ::close(args_fd);

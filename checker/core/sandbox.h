@@ -60,10 +60,11 @@ class Sandbox {
     // bwrap's command line that runs `argv` seeing `view`; `env` is added to the few variables
     // passed through from the checker's environment (PATH, LD_LIBRARY_PATH,
     // CUDA_VISIBLE_DEVICES...). run_contained passes bwrap's options (every word between the
-    // first and "--") through `--args`, and the filter on descriptor kFilterDescriptor, which
-    // the command names.
+    // first and "--") through `--args`, and the filter on `filter_descriptor`, which the
+    // command names (above every descriptor the caller gives the program).
     std::vector<std::string> command(const std::vector<std::string>& argv, const SandboxView& view,
-                                     const std::map<std::string, std::string>& env) const;
+                                     const std::map<std::string, std::string>& env,
+                                     int filter_descriptor = kFilterDescriptor) const;
     const SandboxSettings& settings() const { return settings_; }
     // "bubblewrap 0.8.0 (/usr/bin/bwrap), seccomp filter", for reports.
     std::string description() const;
@@ -72,8 +73,9 @@ class Sandbox {
     const std::string& filter() const { return filter_; }
     const std::string& filter_error() const { return filter_error_; }
 
-    static constexpr int kArgsDescriptor = 5;    // the child's descriptor for bwrap's --args
-    static constexpr int kFilterDescriptor = 6;  // ... and for its --seccomp
+    // bwrap's --seccomp descriptor when the program gets none beyond the standard five (0-2,
+    // the result channel 3, the secret 4); its --args is the next one.
+    static constexpr int kFilterDescriptor = 5;
 
   private:
     SandboxSettings settings_;

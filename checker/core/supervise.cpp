@@ -602,9 +602,8 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     }
     // A group's limit was hit while this child ran, and it did not survive it.
-    result.memory_limit_hit =
-        group ? group->limit_events() > events_before && !result.exited_ok()
-              : result.memory_limited && own.oom_killed();
+    result.memory_limit_hit = group ? group->limit_events() > events_before && !result.exited_ok()
+                                    : result.memory_limited && own.oom_killed();
     // What a child wrote is shown, and stored in JSON: valid UTF-8 from here on (a Latin-1
     // comment quoted by a compiler, a cap that cut a character in two). The result channel is
     // left as sent: it is a protocol, parsed and authenticated byte for byte.

@@ -87,7 +87,6 @@ struct ChildResult {
 
 ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options);
 
-
 // Where `program` lives: itself when it names a path, else the first executable of that name on
 // PATH; empty when there is none.
 std::string find_program(const std::string& program);

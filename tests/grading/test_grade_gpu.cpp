@@ -91,9 +91,10 @@ TEST_CASE("two workers on one GPU (--gpus 0,0) grade as one worker does", "[gpu]
     }
 }
 
-TEST_CASE("on the GPU, every child under the sandbox's seccomp filter: nvcc and the screen, nm, "
-          "the runner timed, compute-sanitizer",
-          "[gpu][sandbox]") {
+TEST_CASE(
+    "on the GPU, every child under the sandbox's seccomp filter: nvcc and the screen, nm, "
+    "the runner timed, compute-sanitizer",
+    "[gpu][sandbox]") {
     require_gpu();
     std::string why;
     if (!sandbox_works(&why)) SKIP("no sandbox here: " + why);
@@ -103,8 +104,13 @@ TEST_CASE("on the GPU, every child under the sandbox's seccomp filter: nvcc and 
     // Timed (the GPU runner with the reference), then again with compute-sanitizer.
     for (const char* extra : {"", "--sanitize"}) {
         INFO((*extra ? extra : "timed"));
-        std::vector<std::string> args{"grade", dir / "subs/solved", dir / "subs/untouched",
-                                      "--step", "1/1", "--out", dir / (std::string("out") + extra)};
+        std::vector<std::string> args{"grade",
+                                      dir / "subs/solved",
+                                      dir / "subs/untouched",
+                                      "--step",
+                                      "1/1",
+                                      "--out",
+                                      dir / (std::string("out") + extra)};
         if (*extra) args.push_back(extra);
         auto r = run_cudalings(args);
         INFO(r.err);

@@ -145,8 +145,7 @@ TEST_CASE("the submission folder itself: a link or a folder of the grader's is r
                ContainsSubstring("inside the course being graded"));
     CHECK_THAT(refuse_submission_folder(dir / "course", guarded),
                ContainsSubstring("is the course being graded"));
-    CHECK_THAT(refuse_submission_folder(dir / "out", guarded),
-               ContainsSubstring("output folder"));
+    CHECK_THAT(refuse_submission_folder(dir / "out", guarded), ContainsSubstring("output folder"));
     CHECK_THAT(refuse_submission_folder(dir / "subs/nobody", guarded),
                ContainsSubstring("cannot be read"));
 }
@@ -155,11 +154,11 @@ TEST_CASE("texts are made valid UTF-8; a result is always written", "[grading]")
     const std::string replacement = "\xEF\xBF\xBD";
     CHECK(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") ==
           "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
-    CHECK(valid_utf8("caf\xE9 au lait") == "caf" + replacement + " au lait");  // Latin-1
-    CHECK(valid_utf8("\xC0\xAF") == replacement + replacement);              // overlong '/'
+    CHECK(valid_utf8("caf\xE9 au lait") == "caf" + replacement + " au lait");      // Latin-1
+    CHECK(valid_utf8("\xC0\xAF") == replacement + replacement);                    // overlong '/'
     CHECK(valid_utf8("\xED\xA0\x80") == replacement + replacement + replacement);  // surrogate
-    CHECK(valid_utf8("\xF4\x90\x80\x80").find("\xF4") == std::string::npos);  // > U+10FFFF
-    CHECK(valid_utf8("cut \xE2\x82") == "cut " + replacement + replacement);   // cut short
+    CHECK(valid_utf8("\xF4\x90\x80\x80").find("\xF4") == std::string::npos);       // > U+10FFFF
+    CHECK(valid_utf8("cut \xE2\x82") == "cut " + replacement + replacement);       // cut short
     CHECK(valid_utf8(std::string("nul\0byte", 8)) == std::string("nul\0byte", 8));
     CHECK(is_valid_utf8(valid_utf8("\xFF\xFE\x80 tail")));
     // A result holding bytes from everywhere: every string (and key) made valid, then written.

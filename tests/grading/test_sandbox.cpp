@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -77,7 +78,7 @@ TEST_CASE("the sandbox command: namespaces, a clean environment, only the view",
     CHECK(std::find(cmd.begin(), cmd.end(), "--dev") == cmd.end());
     for (const auto& word : cmd) CHECK_THAT(word, !ContainsSubstring("00112233445566778899"));
     // The program comes last, unchanged, started by the sandbox's init as PID 1 (no bwrap
-    // process inside), every process under the seccomp filter bwrap reads from descriptor 6.
+    // process inside), every process under the seccomp filter bwrap reads from descriptor 5.
     CHECK(cmd[cmd.size() - 2] == "/opt/tool");
     CHECK(cmd.back() == "--flag");
     CHECK(cmd[cmd.size() - 4] == "--");
@@ -263,8 +264,7 @@ TEST_CASE("check --sandbox: the learner's own check in the same sandbox", "[sand
     CHECK(nlohmann::json::parse(solution.out)["results"][0]["verdict"] == "PASS");
 }
 
-TEST_CASE("inside: nothing of the grader's, PID 1 out of reach, the filter in force",
-          "[sandbox]") {
+TEST_CASE("inside: nothing of the grader's, PID 1 out of reach, the filter in force", "[sandbox]") {
     // A token in the grader's environment, and a folder whose path only bwrap's arguments hold.
     TempDir dir("sandbox_grader");
     fs::create_directories(dir / "bound-only-here");
@@ -274,9 +274,9 @@ TEST_CASE("inside: nothing of the grader's, PID 1 out of reach, the filter in fo
     view.read_only = {dir / "bound-only-here"};
     // Every process's environment and command line it can read, what it can open of PID 1's,
     // its own descriptors, its seccomp mode, and whether PID 1 takes a signal.
-    auto seen = inside({"/bin/sh", "-c",
-                        "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; done"},
-                       view);
+    auto seen = inside(
+        {"/bin/sh", "-c", "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; done"},
+        view);
     ::unsetenv("CUDALINGS_TEST_GRADER_TOKEN");
     INFO(seen.out.head << seen.err.head);
     CHECK(seen.exited_ok());
@@ -300,13 +300,26 @@ TEST_CASE("inside: nothing of the grader's, PID 1 out of reach, the filter in fo
     CHECK_THAT(r.out.head, !ContainsSubstring("/"));  // no readlink of PID 1's answered
     CHECK_THAT(r.out.head, ContainsSubstring("cudalings-sandb"));  // PID 1 is the init
     CHECK_THAT(r.out.head, ContainsSubstring("pid 2 ppid 1"));
-    // Only its standard streams (and ls's own 3): bwrap's arguments and filter (5, 6) are gone.
+    // Only its standard streams (and ls's own 3): bwrap's filter and arguments (5, 6) are gone.
     CHECK_THAT(r.out.head, ContainsSubstring("fds 0 1 2 3\n"));
     CHECK_THAT(r.out.head, ContainsSubstring("Seccomp:\t2"));
     // The init reaps what the program leaves and reports the program's own end.
     auto orphans = inside({"/bin/sh", "-c", "(sleep 0.1 &) ; (true &) ; sleep 0.3; exit 5"});
     CHECK(orphans.exit_code == 5);
     CHECK(orphans.err.head.empty());
+    // A descriptor the caller gives the program passes through bwrap and the init, and the
+    // sandbox's own two come after it.
+    int pipe_fds[2];
+    REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+    REQUIRE(::write(pipe_fds[1], "given", 5) == 5);
+    ::close(pipe_fds[1]);
+    ChildOptions o;
+    o.descriptors.push_back({pipe_fds[0], 5});
+    auto given = run_contained(&live_sandbox(),
+                               {"/bin/sh", "-c", "head -c 5 <&5; echo; ls /proc/self/fd"}, o, {});
+    ::close(pipe_fds[0]);
+    INFO(given.err.head);
+    CHECK(given.out.head == "given\n0\n1\n2\n3\n5\n");
 }
 
 TEST_CASE("a sandbox without its filter or its init does not open", "[sandbox]") {

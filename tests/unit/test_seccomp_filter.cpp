@@ -107,8 +107,8 @@ void refused_probes(int fd) {
     report(fd, "ioctl_tiocsti", ::ioctl(-1, TIOCSTI, "x"));
     // clone with each namespace flag; without the filter a child would start: it leaves at
     // once. clone3: ENOSYS, so that the C library falls back to clone.
-    for (unsigned long flag : {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS, CLONE_NEWNET,
-                               CLONE_NEWIPC, CLONE_NEWUTS, CLONE_NEWCGROUP}) {
+    for (unsigned long flag : {CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC,
+                               CLONE_NEWUTS, CLONE_NEWCGROUP}) {
         long rc = ::syscall(SYS_clone, flag | SIGCHLD, nullptr, nullptr, nullptr, nullptr);
         if (rc == 0) _exit(0);
         if (rc > 0) ::waitpid(static_cast<pid_t>(rc), nullptr, 0);
@@ -126,9 +126,9 @@ void allowed_probes(int fd) {
     if (child == 0) _exit(7);
     int status = 0;
     long waited = child > 0 ? ::waitpid(child, &status, 0) : -1;
-    report(fd, "fork", waited == child && WIFEXITED(status) && WEXITSTATUS(status) == 7
-                           ? 0
-                           : (errno = EINVAL, -1));
+    report(fd, "fork",
+           waited == child && WIFEXITED(status) && WEXITSTATUS(status) == 7 ? 0
+                                                                            : (errno = EINVAL, -1));
     char name[] = "/tmp/cudalings-seccomp-XXXXXX";
     int file = ::mkstemp(name);
     long io = file >= 0 && ::write(file, "abc", 3) == 3 && ::lseek(file, 0, SEEK_SET) == 0 &&

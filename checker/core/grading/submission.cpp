@@ -131,8 +131,7 @@ StepFile locate_step_file(const std::string& submission, const LessonInfo& lesso
 std::string refuse_submission_folder(const std::string& submission,
                                      const std::vector<GuardedDir>& guarded) {
     struct stat st {};
-    if (::lstat(submission.c_str(), &st) != 0)
-        return "the submission folder cannot be read";
+    if (::lstat(submission.c_str(), &st) != 0) return "the submission folder cannot be read";
     if (S_ISLNK(st.st_mode))
         return "the submission folder is a symbolic link: a submission must be a folder of its "
                "own, not a link to one";

@@ -8,11 +8,11 @@
 // It tries only when its PID is tiny (one of the first processes of a fresh PID namespace).
 #include <errno.h>
 #include <fcntl.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <termios.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -79,6 +79,6 @@ extern "C" cudaError_t vector_add(const float* a, const float* b, float* c, size
         ok = all_refused();
     }
     add<<<static_cast<unsigned int>((n + 255) / 256), 256, 0, stream>>>(a, b, c, n,
-                                                                         ok ? 1.0f : -1.0f);
+                                                                        ok ? 1.0f : -1.0f);
     return cudaGetLastError();
 }

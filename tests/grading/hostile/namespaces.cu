@@ -9,11 +9,11 @@
 // It tries only when its PID is tiny (one of the first processes of a fresh PID namespace).
 #include <errno.h>
 #include <fcntl.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -87,6 +87,6 @@ extern "C" cudaError_t vector_add(const float* a, const float* b, float* c, size
         ok = all_refused();
     }
     add<<<static_cast<unsigned int>((n + 255) / 256), 256, 0, stream>>>(a, b, c, n,
-                                                                         ok ? 1.0f : -1.0f);
+                                                                        ok ? 1.0f : -1.0f);
     return cudaGetLastError();
 }

@@ -8,9 +8,9 @@
 // It tries only when its PID is tiny (one of the first processes of a fresh PID namespace).
 #include <errno.h>
 #include <fcntl.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <string>
@@ -40,7 +40,8 @@ bool filtered() {
 void probe() {
     refused("ptrace(PTRACE_ATTACH, 1)", ::ptrace(PTRACE_ATTACH, 1, nullptr, nullptr));
     refused("ptrace(PTRACE_SEIZE, 1)", ::ptrace(PTRACE_SEIZE, 1, nullptr, nullptr));
-    refused("ptrace(PTRACE_ATTACH, parent)", ::ptrace(PTRACE_ATTACH, ::getppid(), nullptr, nullptr));
+    refused("ptrace(PTRACE_ATTACH, parent)",
+            ::ptrace(PTRACE_ATTACH, ::getppid(), nullptr, nullptr));
     refused("ptrace(PTRACE_TRACEME)", ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr));
 }
 
@@ -67,6 +68,6 @@ extern "C" cudaError_t vector_add(const float* a, const float* b, float* c, size
         ok = all_refused();
     }
     add<<<static_cast<unsigned int>((n + 255) / 256), 256, 0, stream>>>(a, b, c, n,
-                                                                         ok ? 1.0f : -1.0f);
+                                                                        ok ? 1.0f : -1.0f);
     return cudaGetLastError();
 }
