@@ -192,6 +192,11 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
         CHECK(step["verdict"] == h.expect);
         if (!h.reason.empty())
             CHECK_THAT(step["reason"].get<std::string>(), ContainsSubstring(h.reason));
+        // Bytes that are not UTF-8 reach the result as U+FFFD, and the result is written.
+        if (h.name == "latin1_compile_error")
+            CHECK(step.dump().find("caf\xEF\xBF\xBD") != std::string::npos);
+        if (h.name == "latin1_runtime_output" && step.dump().find("le caf") != std::string::npos)
+            CHECK(step.dump().find("le caf\xEF\xBF\xBD") != std::string::npos);
         if (h.name == "include_devzero")
             CHECK(result["seconds"].get<double>() < compile_timeout + 10);
     }
