@@ -254,6 +254,7 @@ int run_worker(const Options& o, const GradeArgs& a) {
     context.steps = steps;
     context.options = grading_options(o, a);
     context.work_dir = a.work_dir.empty() ? course.state_dir : a.work_dir;
+    context.out_dir = a.out;
     context.course_fingerprint = course_fingerprint(course.root);
     if (a.secret_on_fd) {
         char buffer[128] = {};
@@ -279,24 +280,65 @@ int run_worker(const Options& o, const GradeArgs& a) {
     } else {
         context.options.sandbox = sandbox;
         if (sandbox) context.sandbox = sandbox->description();
-        result = grade_submission(context, a.submissions.front(), a.result_name, a.round);
+        try {
+            result = grade_submission(context, a.submissions.front(), a.result_name, a.round);
+        } catch (const std::exception& e) {
+            // The grader's own failure on this submission: recorded in its result, which is
+            // still written (the batch then says the grader failed).
+            result = {{"format", kResultFormat},
+                      {"version", kFormatVersion},
+                      {"tool", tool_version()},
+                      {"submission", a.submissions.front()},
+                      {"name", a.result_name},
+                      {"round", a.round},
+                      {"error", std::string("the grader failed on this submission: ") + e.what()},
+                      {"results", json::array()}};
+            add_totals(result);
+            make_valid_utf8(result);
+        }
     }
     // The graded copy's builds are of no use to anyone else.
     std::error_code ec;
     fs::remove_all(course.state_dir + "/build", ec);
     fs::remove_all(course.state_dir + "/build-emu", ec);
-    bool written = write_file_atomic(a.out + "/" + a.result_file + ".json", result.dump(2) + "\n");
+    // Written whatever it holds: a text that is still not valid UTF-8 (every text is made
+    // valid where it is captured) is written with replacement characters, and the result says
+    // the grader failed there, rather than a worker that dies with no result at all.
+    bool repaired = false;
+    std::string text = dump_json(result, 2, &repaired);
+    if (repaired) {
+        result["error"] =
+            "the grader wrote this result with replacement characters: a text in it "
+            "was not valid UTF-8";
+        text = dump_json(result, 2);
+    }
+    bool written = write_file_atomic(a.out + "/" + a.result_file + ".json", text + "\n");
     auto wanted = [&](const char* format) {
         return std::find(a.formats.begin(), a.formats.end(), format) != a.formats.end();
     };
-    if (wanted("gradescope"))
-        written = write_file_atomic(a.out + "/" + a.result_file + ".gradescope.json",
-                                    gradescope_results(result).dump(2) + "\n") &&
+    auto converted = [&](auto convert, int indent) {
+        try {
+            return dump_json(convert(result), indent);
+        } catch (const std::exception& e) {
+            std::cerr << "cudalings: the result of " << a.submissions.front()
+                      << " cannot be converted: " << e.what() << "\n";
+            return std::string();
+        }
+    };
+    if (wanted("gradescope")) {
+        std::string gradescope = converted(gradescope_results, 2);
+        written = !gradescope.empty() &&
+                  write_file_atomic(a.out + "/" + a.result_file + ".gradescope.json",
+                                    gradescope + "\n") &&
                   written;
-    if (wanted("classroom"))
-        written = write_file_atomic(a.out + "/" + a.result_file + ".classroom.json",
-                                    classroom_results(result).dump() + "\n") &&
-                  written;
+    }
+    if (wanted("classroom")) {
+        std::string classroom = converted(classroom_results, -1);
+        written =
+            !classroom.empty() &&
+            write_file_atomic(a.out + "/" + a.result_file + ".classroom.json", classroom + "\n") &&
+            written;
+    }
     if (!written) {
         std::cerr << "cudalings: cannot write the result of " << a.submissions.front() << " into "
                   << a.out << "\n";
@@ -507,7 +549,8 @@ int cmd_grade(const Options& o, const GradeArgs& a) {
                                          std::to_string(child.exit_code) + ")";
                 std::string said = child.err.head.substr(0, 600);
                 entry.result = failed_result(task, why + (said.empty() ? "" : ": " + said));
-                write_file_atomic(out + "/" + entry.file, entry.result.dump(2) + "\n");
+                make_valid_utf8(entry.result);  // the cut may split a character; paths are bytes
+                write_file_atomic(out + "/" + entry.file, dump_json(entry.result, 2) + "\n");
             }
             std::lock_guard<std::mutex> guard(lock);
             ++done;

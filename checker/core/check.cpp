@@ -144,9 +144,10 @@ std::string describe_end(const ChildResult& child, double idle_seconds) {
            ") in the middle of the case";
 }
 
-// A build's children (nvcc, the preprocessor, the emulator's compiler) may use this much host
-// memory: enough for any real step, and an endless #include stops here, not in the machine's
-// swap.
+// A build's children (nvcc and everything it starts, the screen's two preprocessor passes
+// beside it, nm after it; the emulator's compiler) hold this much host memory together (one
+// MemoryGroup per build): enough for any real step, and an endless #include stops here, not in
+// the machine's swap.
 constexpr std::size_t kBuildMemoryLimit = std::size_t{4} << 30;
 
 // sandbox: what a build of `source` sees: its include directories, the file itself, the tools'
@@ -175,7 +176,8 @@ double seconds_until(Clock::time_point deadline) {
 // the build.
 std::optional<PolicyViolation> screen_file(const CompileRequest& request, const PolicyRules& rules,
                                            const std::string& scratch, double seconds,
-                                           const Sandbox* sandbox, const SandboxView& view) {
+                                           const Sandbox* sandbox, const SandboxView& view,
+                                           const MemoryGroup& memory) {
     auto pass = [&](bool host) -> std::optional<PolicyViolation> {
         std::string out = scratch + (host ? ".host.ii" : ".device.ii");
         auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
@@ -186,6 +188,7 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
         ChildOptions o;
         o.wall_seconds = seconds;  // the build's own limit: it runs beside the build
         o.memory_limit = kBuildMemoryLimit;
+        o.memory_group = &memory;  // ... and its memory too
         auto child = run_contained(sandbox, cmd, o, view);
         bool ok = false;
         std::string text = read_file(out, &ok);
@@ -206,9 +209,11 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
 
 // The dynamic symbols a built file imports: loading libraries itself is not allowed.
 std::optional<PolicyViolation> screen_imports(const std::string& object, double seconds,
-                                              const Sandbox* sandbox) {
+                                              const Sandbox* sandbox, const MemoryGroup& memory) {
     ChildOptions o;
     o.wall_seconds = seconds;
+    o.memory_limit = kBuildMemoryLimit;
+    o.memory_group = &memory;
     o.output_cap = 1 << 20;
     SandboxView view;
     view.read_only = {object};
@@ -377,6 +382,8 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     o.wall_seconds = options_.compile_seconds;
     o.output_cap = 64 * 1024;
     o.memory_limit = kBuildMemoryLimit;
+    const MemoryGroup build_memory(kBuildMemoryLimit);  // nvcc's, the screen's and nm's
+    o.memory_group = &build_memory;
     say("compiling " + source);
     if (while_building) while_building(object);
     auto start = Clock::now();
@@ -396,7 +403,8 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     std::atomic<bool> stop_build{false};
     o.cancel = &stop_build;
     std::thread screen([&] {
-        violation = screen_file(request, rules, temporary, options_.compile_seconds, sandbox, view);
+        violation = screen_file(request, rules, temporary, options_.compile_seconds, sandbox, view,
+                                build_memory);
         if (violation) stop_build = true;  // no need to finish building a rejected file
     });
     auto child = run_contained(sandbox, nvcc_command(request), o, view);
@@ -404,7 +412,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     // A library loaded behind the checker's back shows in the built file's imports, however
     // the source spelled it (asm labels, strings). It counts against the build's time limit.
     if (!violation && child.exited_ok())
-        violation = screen_imports(temporary, seconds_until(build_deadline), sandbox);
+        violation = screen_imports(temporary, seconds_until(build_deadline), sandbox, build_memory);
     report.compile_seconds = seconds_since(start);
     // A build that does not become the cached object leaves no file behind.
     const auto discard = [&temporary] {
@@ -441,7 +449,12 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         }
         report.verdict = Verdict::CompileError;
         Diagnostic first = first_error(report.diagnostics);
-        report.reason = first.message.empty() ? "nvcc failed" : first.message;
+        report.reason = child.memory_limit_hit
+                            ? "the build exceeded its memory limit (" +
+                                  std::to_string(kBuildMemoryLimit >> 30) +
+                                  " GiB for nvcc, everything it starts and the screen together)"
+                        : first.message.empty() ? "nvcc failed"
+                                                : first.message;
         return false;
     }
     std::error_code ec;
@@ -1221,11 +1234,13 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const
     view.read_only.insert(view.read_only.end(), {b.rewriter, b.emulator_include, b.cuda_include});
     const auto deadline = after_seconds(options_.compile_seconds);
     say("building for the CPU emulator");
+    const MemoryGroup build_memory(kBuildMemoryLimit);
     for (const auto& cmd : emulated_build_commands(b)) {
         ChildOptions o;
         o.wall_seconds = seconds_until(deadline);
         o.output_cap = 16 * 1024;
         o.memory_limit = kBuildMemoryLimit;
+        o.memory_group = &build_memory;
         o.cancel = cancel;
         auto child = run_contained(options_.sandbox.get(), cmd, o, view);
         if (child.exited_ok()) continue;

@@ -1,22 +1,29 @@
 #include "sandbox.h"
 
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string_view>
+
+#include "seccomp_filter.h"
 
 namespace fs = std::filesystem;
 
 namespace cudalings {
 namespace {
 
-// The first line a sandboxed child writes to stderr, before its program starts: a result whose
-// stderr does not begin with it never got past bwrap's set-up. Nothing the program does can
-// write before it.
+// The first line a sandboxed child writes to stderr, before its program starts (the init,
+// checker/sandbox_init, writes it): a result whose stderr does not begin with it never got past
+// bwrap's set-up. Nothing the program does can write before it.
 constexpr std::string_view kStarted = "[cudalings sandbox]\n";
+// Where the init is inside: in the sandbox's own root, which bwrap makes and nothing else uses.
+constexpr const char* kInitInside = "/cudalings-sandbox-init";
 
 // Directories of the operating system every sandbox sees read-only. On a merged-/usr system
 // /bin, /lib... are symbolic links into /usr and are recreated as such.
@@ -87,17 +94,66 @@ std::vector<std::string> gpu_device_nodes() {
     return nodes;
 }
 
+// A new anonymous file holding `bytes`, rewound: what bwrap reads its --args or --seccomp from
+// (each run its own, so that no two bwraps share a file offset). -1 when it cannot be made.
+int memory_file(const char* name, const std::string& bytes) {
+    int fd = ::memfd_create(name, MFD_CLOEXEC);
+    if (fd < 0) return -1;
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n <= 0) {
+            ::close(fd);
+            return -1;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    if (::lseek(fd, 0, SEEK_SET) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+std::string read_all(int fd) {
+    std::string bytes;
+    char buffer[4096];
+    ssize_t n;
+    while ((n = ::read(fd, buffer, sizeof buffer)) > 0)
+        bytes.append(buffer, static_cast<std::size_t>(n));
+    return bytes;
+}
+
+bool executable_file(const std::string& path) {
+    struct stat st {};
+    return !path.empty() && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           ::access(path.c_str(), X_OK) == 0;
+}
+
 }  // namespace
+
+Sandbox::Sandbox(SandboxSettings settings) : settings_(std::move(settings)) {
+    if (settings_.init.empty()) settings_.init = find_sandbox_init("");
+    int fd = seccomp::export_bpf(seccomp::Policy{}, &filter_error_);
+    if (fd >= 0) {
+        filter_ = read_all(fd);
+        ::close(fd);
+        if (filter_.empty()) filter_error_ = "the seccomp filter came out empty";
+    }
+}
 
 std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
                                           const SandboxView& view,
-                                          const std::map<std::string, std::string>& env) const {
+                                          const std::map<std::string, std::string>& env,
+                                          int filter_descriptor) const {
     std::vector<std::string> cmd{settings_.bwrap};
     // Namespaces: the child's own users (it is "nobody", without capabilities, and may not make
     // further user namespaces), processes, IPC, network (loopback only), host name and cgroups.
     add(cmd, {"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-net", "--unshare-uts",
               "--unshare-cgroup-try", "--disable-userns", "--uid", "65534", "--gid", "65534",
               "--hostname", "cudalings", "--die-with-parent", "--new-session"});
+    // PID 1 is our init (no bwrap process inside), every process is under the filter.
+    add(cmd, {"--as-pid-1", "--seccomp", std::to_string(filter_descriptor)});
     for (const char* dir : kSystemDirs) {
         struct stat st {};
         if (::lstat(dir, &st) != 0) continue;
@@ -139,6 +195,9 @@ std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
         if (!path.empty() && path[0] == '/' && !in_system_dirs(path))
             add(cmd, {"--ro-bind-try", path, path});
     for (const auto& dir : view.writable) add(cmd, {"--bind", dir, dir});
+    // The init, at a place of its own: its folder on the host (a build folder) is nothing the
+    // program needs to see.
+    add(cmd, {"--ro-bind", settings_.init, kInitInside});
     // The sandbox's own root and /dev are tmpfs that bwrap filled in: read-only from here on,
     // so that the scratch space (and the writable folders) are the only places to write.
     add(cmd, {"--remount-ro", "/dev", "--remount-ro", "/"});
@@ -147,11 +206,8 @@ std::vector<std::string> Sandbox::command(const std::vector<std::string>& argv,
         if (const char* value = std::getenv(name)) add(cmd, {"--setenv", name, value});
     for (const auto& [name, value] : env) add(cmd, {"--setenv", name, value});
     add(cmd, {"--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp"});
-    // The marker line, then the program itself (exec: same process, same descriptors).
-    add(cmd, {"--", "/bin/sh", "-c",
-              "printf '%s\\n' '" + std::string(kStarted.substr(0, kStarted.size() - 1)) +
-                  "' >&2 && exec \"$@\"",
-              "cudalings-sandbox"});
+    // The init, which writes the marker line and starts the program as PID 2.
+    add(cmd, {"--", kInitInside});
     cmd.insert(cmd.end(), argv.begin(), argv.end());
     return cmd;
 }
@@ -161,7 +217,8 @@ std::string Sandbox::description() const {
     o.wall_seconds = 10;
     auto r = run_supervised({settings_.bwrap, "--version"}, o);
     std::string version = r.out.head.substr(0, r.out.head.find('\n'));
-    return (version.empty() ? std::string("bubblewrap") : version) + " (" + settings_.bwrap + ")";
+    return (version.empty() ? std::string("bubblewrap") : version) + " (" + settings_.bwrap +
+           "), seccomp filter";
 }
 
 std::string find_bwrap(const std::string& option) {
@@ -173,6 +230,21 @@ std::string find_bwrap(const std::string& option) {
     if (found.empty() || ::access(found.c_str(), X_OK) != 0) return {};
     std::error_code ec;
     return fs::absolute(found, ec).string();
+}
+
+std::string find_sandbox_init(const std::string& option) {
+    constexpr const char* kName = "cudalings-sandbox-init";
+    if (!option.empty()) return executable_file(option) ? fs::absolute(option).string() : "";
+    if (const char* env = std::getenv("CUDALINGS_SANDBOX_INIT"); env && *env)
+        return executable_file(env) ? fs::absolute(env).string() : "";
+    std::error_code ec;
+    fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec && executable_file((self.parent_path() / kName).string()))
+        return (self.parent_path() / kName).string();
+#ifdef CUDALINGS_SANDBOX_INIT_DEFAULT
+    if (executable_file(CUDALINGS_SANDBOX_INIT_DEFAULT)) return CUDALINGS_SANDBOX_INIT_DEFAULT;
+#endif
+    return {};
 }
 
 std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std::string& why) {
@@ -187,13 +259,36 @@ std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std
                                   "and CUDALINGS_BWRAP is not set");
         return nullptr;
     }
+    s.init = find_sandbox_init(settings.init);
+    if (s.init.empty()) {
+        const char* env = std::getenv("CUDALINGS_SANDBOX_INIT");
+        why = !settings.init.empty() ? "no cudalings-sandbox-init executable at " + settings.init
+              : env && *env ? std::string("no cudalings-sandbox-init executable at ") + env +
+                                  " (CUDALINGS_SANDBOX_INIT)"
+                            : std::string(
+                                  "cudalings-sandbox-init (built with cudalings) is not beside "
+                                  "this program: rebuild the checker");
+        return nullptr;
+    }
     auto sandbox = std::make_shared<Sandbox>(s);
+    if (sandbox->filter().empty()) {
+        why = "the sandbox's seccomp filter cannot be made: " + sandbox->filter_error();
+        return nullptr;
+    }
     ChildOptions o;
     o.wall_seconds = 30;
     SandboxView view;
     view.gpu = ::access("/dev/nvidiactl", F_OK) == 0;  // the GPU's nodes must bind too
-    // Inside, it must be alone (PID 2, after bwrap's own init) and unable to reach the network.
-    auto r = run_contained(sandbox.get(), {"/bin/sh", "-c", "test $$ -le 3"}, o, view);
+    // Inside, it must be alone (PID 2, after the init) and under the filter (mode 2).
+    auto r = run_contained(sandbox.get(),
+                           {"/bin/sh", "-c",
+                            "test $$ -le 3 || exit 10; grep -q '^Seccomp:[[:space:]]*2$' "
+                            "/proc/self/status || exit 11"},
+                           o, view);
+    if (r.started && r.exit_code == 11) {
+        why = s.bwrap + " started the sandbox without its seccomp filter in force";
+        return nullptr;
+    }
     if (!r.started || !r.exited_ok()) {
         std::string detail = r.start_error.empty() ? r.err.head : r.start_error;
         while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' '))
@@ -209,9 +304,42 @@ std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std
 ChildResult run_contained(const Sandbox* sandbox, const std::vector<std::string>& argv,
                           ChildOptions options, const SandboxView& view) {
     if (!sandbox) return run_supervised(argv, options);
+    ChildResult r;
+    if (sandbox->filter().empty()) {
+        r.start_error = "the sandbox has no seccomp filter: " + sandbox->filter_error();
+        return r;
+    }
     const auto env = options.env;
     options.env.clear();  // set inside, after --clearenv
-    ChildResult r = run_supervised(sandbox->command(argv, view, env), options);
+    // bwrap starts with nothing of the grader's: an empty environment, and its options (they
+    // name the grader's folders) read from a descriptor. bwrap takes the command itself ("--"
+    // and what follows: the init and the program) on its command line only; the program's own
+    // words are no secret inside, where the init and the program are started with them.
+    // Its two descriptors come after any the caller gives the program (those pass through
+    // bwrap and the init to it).
+    int filter_target = Sandbox::kFilterDescriptor;
+    for (const auto& d : options.descriptors) filter_target = std::max(filter_target, d.target + 1);
+    const int args_target = filter_target + 1;
+    const auto words = sandbox->command(argv, view, env, filter_target);
+    const auto command = std::find(words.begin() + 1, words.end(), "--");
+    std::string args;
+    for (auto word = words.begin() + 1; word != command; ++word) args.append(*word).push_back('\0');
+    const int args_fd = memory_file("cudalings-bwrap-args", args);
+    const int filter_fd = memory_file("cudalings-seccomp", sandbox->filter());
+    if (args_fd < 0 || filter_fd < 0) {
+        r.start_error = std::string("cannot pass the sandbox its arguments: ") + strerror(errno);
+        if (args_fd >= 0) ::close(args_fd);
+        if (filter_fd >= 0) ::close(filter_fd);
+        return r;
+    }
+    options.clear_environment = true;
+    options.descriptors.push_back({args_fd, args_target});
+    options.descriptors.push_back({filter_fd, filter_target});
+    std::vector<std::string> bwrap{words[0], "--args", std::to_string(args_target)};
+    bwrap.insert(bwrap.end(), command, words.end());
+    r = run_supervised(bwrap, options);
+    ::close(args_fd);
+    ::close(filter_fd);
     if (!r.started) return r;
     if (r.err.head.compare(0, kStarted.size(), kStarted) == 0) {
         r.err.head.erase(0, kStarted.size());

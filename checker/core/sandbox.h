@@ -13,7 +13,15 @@
 //     and nothing else of the host: no home, no course, no other submission;
 //   - a size-limited tmpfs as /tmp, HOME and TMPDIR (its scratch space), another as /dev/shm;
 //     everything else (the sandbox's own root, /dev) is read-only;
-//   - an environment of a few known variables (never the grader's secrets);
+//   - an environment of a few known variables (never the grader's secrets); bwrap itself starts
+//     with an empty environment and reads its arguments from a descriptor (`--args`), so that
+//     nothing of the grader's is in any process's environment or command line inside;
+//   - a seccomp filter (checker/core/seccomp_filter.h, bwrap's `--seccomp`) on every process
+//     inside: no ptrace, no reading other processes' memory, no namespaces or mounts, no signal
+//     to PID 1...; without libseccomp there is no sandbox (open_sandbox says why);
+//   - PID 1 is cudalings-sandbox-init (bwrap's `--as-pid-1`: no bwrap process inside), which
+//     makes itself non-dumpable, so that its /proc/1/mem, /environ and /fd cannot be opened
+//     from inside, starts the program and reaps every orphan;
 //   - when the child ends, or the checker dies, every process it started dies with the PID
 //     namespace: a daemon cannot outlive its step.
 #pragma once
@@ -41,30 +49,50 @@ struct SandboxView {
 struct SandboxSettings {
     std::string bwrap;                                   // the bwrap executable
     std::size_t scratch_bytes = std::size_t{512} << 20;  // the size of its /tmp (and /dev/shm)
+    std::string init;  // cudalings-sandbox-init; "" finds it (find_sandbox_init)
 };
 
 class Sandbox {
   public:
-    explicit Sandbox(SandboxSettings settings) : settings_(std::move(settings)) {}
+    // Finds the init when the settings name none, and builds the seccomp filter once.
+    explicit Sandbox(SandboxSettings settings);
 
-    // bwrap's argv that runs `argv` seeing `view`; `env` is added to the few variables passed
-    // through from the checker's environment (PATH, LD_LIBRARY_PATH, CUDA_VISIBLE_DEVICES...).
+    // bwrap's command line that runs `argv` seeing `view`; `env` is added to the few variables
+    // passed through from the checker's environment (PATH, LD_LIBRARY_PATH,
+    // CUDA_VISIBLE_DEVICES...). run_contained passes bwrap's options (every word between the
+    // first and "--") through `--args`, and the filter on `filter_descriptor`, which the
+    // command names (above every descriptor the caller gives the program).
     std::vector<std::string> command(const std::vector<std::string>& argv, const SandboxView& view,
-                                     const std::map<std::string, std::string>& env) const;
+                                     const std::map<std::string, std::string>& env,
+                                     int filter_descriptor = kFilterDescriptor) const;
     const SandboxSettings& settings() const { return settings_; }
-    // "bubblewrap 0.8.0 (/usr/bin/bwrap)", for reports.
+    // "bubblewrap 0.8.0 (/usr/bin/bwrap), seccomp filter", for reports.
     std::string description() const;
+    // The seccomp filter as BPF (what bwrap's --seccomp reads); empty, with filter_error()
+    // saying why, where none could be built (no libseccomp): then nothing runs in this sandbox.
+    const std::string& filter() const { return filter_; }
+    const std::string& filter_error() const { return filter_error_; }
+
+    // bwrap's --seccomp descriptor when the program gets none beyond the standard five (0-2,
+    // the result channel 3, the secret 4); its --args is the next one.
+    static constexpr int kFilterDescriptor = 5;
 
   private:
     SandboxSettings settings_;
+    std::string filter_, filter_error_;
 };
 
 // Where bwrap is: `option` when given, else $CUDALINGS_BWRAP, else bwrap on PATH; "" when none.
 std::string find_bwrap(const std::string& option);
 
-// A sandbox that works here: bwrap found, and a trivial program (with the GPU's device nodes,
-// where the machine has them) runs inside it. Null, with `why` saying what is missing, when it
-// does not.
+// Where cudalings-sandbox-init is: `option` when given, else $CUDALINGS_SANDBOX_INIT, else
+// beside this program's executable (cudalings, cudalings-runner), else where the build put it;
+// "" when none of them is an executable.
+std::string find_sandbox_init(const std::string& option);
+
+// A sandbox that works here: bwrap and the init found, the seccomp filter built, and a trivial
+// program (with the GPU's device nodes, where the machine has them) runs inside it, alone and
+// under the filter. Null, with `why` saying what is missing, when it does not.
 std::shared_ptr<const Sandbox> open_sandbox(const SandboxSettings& settings, std::string& why);
 
 // run_supervised, inside `sandbox` when it is not null. The result reads as if the program had

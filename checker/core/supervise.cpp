@@ -1,5 +1,7 @@
 #include "supervise.h"
 
+#include "text.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -152,16 +154,19 @@ bool drain(int fd, CapturedStream& into, std::size_t cap) {
     return true;
 }
 
-// A memory cgroup for one child: created before the fork, joined by the child before exec,
-// removed afterwards. Supports the unified hierarchy (v2) and the v1 memory controller.
+}  // namespace
+
+// A memory cgroup for one child (or a MemoryGroup's children): created before the fork, joined
+// by the child before exec, removed afterwards. Outside the anonymous namespace: MemoryGroup
+// holds one. Supports the unified hierarchy (v2) and the v1 memory controller.
 class MemoryCgroup {
   public:
     MemoryCgroup() = default;
     MemoryCgroup(const MemoryCgroup&) = delete;
     MemoryCgroup& operator=(const MemoryCgroup&) = delete;
-    ~MemoryCgroup() {
-        if (!dir_.empty()) ::rmdir(dir_.c_str());
-    }
+    // What is left in it (a process of a sandbox whose PID namespace is still being torn
+    // down) is killed, and the cgroup removed once it is empty.
+    ~MemoryCgroup() { kill_and_remove(); }
     bool create(std::size_t limit) {
         static std::atomic<int> counter{0};  // builds and screens start children from threads
         std::string own_v1, own_v2;
@@ -221,6 +226,36 @@ class MemoryCgroup {
         std::ifstream(dir_ + "/memory.failcnt") >> failures;
         return failures > 0 || (limit_ > 0 && peak + (1u << 20) >= limit_);
     }
+    // The kernel's kills at the limit (v2 memory.events; v1 memory.oom_control where it says,
+    // else the times the limit was hit), so far: a group shared by several children compares
+    // the count before and after each.
+    unsigned long long limit_events() const {
+        if (dir_.empty()) return 0;
+        std::ifstream in(dir_ + (v2_ ? "/memory.events" : "/memory.oom_control"));
+        std::string key;
+        unsigned long long value = 0;
+        while (in >> key >> value)
+            if (key == "oom_kill") return value;
+        if (v2_) return 0;
+        unsigned long long failures = 0;
+        std::ifstream(dir_ + "/memory.failcnt") >> failures;
+        return failures;
+    }
+    // Ends every process still in the cgroup and removes it (a group shared by several
+    // children: a process that left its process group may still be there for a moment).
+    void kill_and_remove() {
+        if (dir_.empty()) return;
+        write_to("cgroup.kill", "1");  // v2, Linux 5.14+; elsewhere the rmdir waits below
+        for (int attempt = 0; attempt < 50; ++attempt) {
+            if (::rmdir(dir_.c_str()) == 0 || errno != EBUSY) break;
+            if (!v2_) {
+                std::ifstream procs(dir_ + "/cgroup.procs");
+                for (pid_t pid; procs >> pid;) ::kill(pid, SIGKILL);
+            }
+            ::usleep(2000);
+        }
+        dir_.clear();
+    }
     bool active() const { return !dir_.empty(); }
     const std::string& dir() const { return dir_; }
 
@@ -236,10 +271,30 @@ class MemoryCgroup {
     std::size_t limit_ = 0;
 };
 
+namespace {
+
+// Closes descriptors first..last (async-signal-safe): close_range where the kernel has it
+// (5.9), else one by one up to the process's limit.
+void close_descriptors(int first, unsigned last) {
+    if (first < 0 || static_cast<unsigned>(first) > last) return;
+#ifdef SYS_close_range
+    if (::syscall(SYS_close_range, static_cast<unsigned>(first), last, 0u) == 0) return;
+#endif
+    long limit = ::sysconf(_SC_OPEN_MAX);
+    if (limit < 0 || limit > 65536) limit = 65536;
+    for (long fd = first; fd < limit && static_cast<unsigned long>(fd) <= last; ++fd)
+        ::close(static_cast<int>(fd));
+}
+
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildOptions& options,
                              Pipe& out, Pipe& err, Pipe& channel, Pipe& secret, int report_fd,
                              const MemoryCgroup& cgroup, pid_t parent, const sigset_t& mask) {
     setpgid(0, 0);
+    // The exec report pipe above every descriptor the child is given (it is close-on-exec).
+    if (report_fd < 64) {
+        int moved = fcntl(report_fd, F_DUPFD_CLOEXEC, 64);
+        if (moved >= 0) report_fd = moved;
+    }
     // Killed with the checker, whatever ends it (even SIGKILL); if it is already gone, go too.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
@@ -249,35 +304,77 @@ class MemoryCgroup {
     for (int sig : kTerminationSignals) signal(sig, SIG_DFL);
     sigprocmask(SIG_SETMASK, &mask, nullptr);
     int devnull = ::open("/dev/null", O_RDONLY);
-    DescriptorMove moves[5];
+    DescriptorMove moves[16];
     int count = 0;
     if (devnull >= 0) moves[count++] = {devnull, 0};
     moves[count++] = {out.write_end, 1};
     moves[count++] = {err.write_end, 2};
     if (options.result_channel) moves[count++] = {channel.write_end, 3};
     if (!options.secret.empty()) moves[count++] = {secret.read_end, 4};
-    if (!arrange_descriptors(moves, count)) {
+    for (const auto& move : options.descriptors)
+        if (count < 16) moves[count++] = move;
+    if (count == 16 || !arrange_descriptors(moves, count)) {
         std::string message =
             std::string("cannot set up the child's descriptors: ") + strerror(errno);
         (void)!write(report_fd, message.data(), message.size());
         _exit(127);
     }
+    // Nothing else of this process's: a descriptor it inherited without close-on-exec (from
+    // whatever started the checker) would reach the program, in a sandbox too. The exec report
+    // pipe stays: it is close-on-exec, and above every target.
+    int first_free = 3;
+    for (int i = 0; i < count; ++i) first_free = std::max(first_free, moves[i].target + 1);
+    if (report_fd < first_free) {
+        std::string message = "the exec report pipe lies among the child's descriptors";
+        (void)!write(report_fd, message.data(), message.size());
+        _exit(127);
+    }
+    for (int fd = 3; fd < first_free; ++fd) {  // the gaps between the targets
+        bool target = false;
+        for (int i = 0; i < count; ++i) target = target || moves[i].target == fd;
+        if (!target) ::close(fd);
+    }
+    close_descriptors(first_free, static_cast<unsigned>(report_fd) - 1);
+    close_descriptors(report_fd + 1, ~0u);
     if (!options.working_dir.empty() && chdir(options.working_dir.c_str()) != 0) {
         std::string message = "cannot enter " + options.working_dir + ": " + strerror(errno);
         (void)!write(report_fd, message.data(), message.size());
         _exit(127);
     }
-    for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
-    execvp(args[0], args.data());
+    if (options.clear_environment) {
+        std::vector<std::string> entries;
+        for (const auto& [key, value] : options.env) entries.push_back(key + "=" + value);
+        std::vector<char*> envp;
+        for (auto& e : entries) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        execvpe(args[0], args.data(), envp.data());  // searches this process's PATH
+    } else {
+        for (const auto& [key, value] : options.env) setenv(key.c_str(), value.c_str(), 1);
+        execvp(args[0], args.data());
+    }
     std::string message = "cannot run " + argv[0] + ": " + strerror(errno);
     (void)!write(report_fd, message.data(), message.size());
     _exit(127);
 }
 
 }  // namespace
+
+struct MemoryGroup::Impl {
+    MemoryCgroup cgroup;
+};
+
+MemoryGroup::MemoryGroup(std::size_t limit) : limit_(limit), impl_(std::make_unique<Impl>()) {
+    if (limit > 0) impl_->cgroup.create(limit);
+}
+
+MemoryGroup::~MemoryGroup() = default;  // the cgroup's own destructor ends and removes it
+
+bool MemoryGroup::active() const { return impl_->cgroup.active(); }
+
+unsigned long long MemoryGroup::limit_events() const { return impl_->cgroup.limit_events(); }
 
 bool arrange_descriptors(const DescriptorMove* moves, int count) {
     int above = 0;
@@ -328,8 +425,13 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         return result;
     }
     reap_finished_children();
-    MemoryCgroup cgroup;
-    result.memory_limited = options.memory_limit > 0 && cgroup.create(options.memory_limit);
+    MemoryCgroup own;
+    const MemoryGroup* group =
+        options.memory_group && options.memory_group->active() ? options.memory_group : nullptr;
+    const MemoryCgroup& cgroup = group ? group->impl().cgroup : own;
+    const unsigned long long events_before = group ? group->limit_events() : 0;
+    result.memory_limited =
+        group != nullptr || (options.memory_limit > 0 && own.create(options.memory_limit));
     auto start = Clock::now();
     // No termination signal in this thread between the fork and the child's registration.
     sigset_t blocked, previous;
@@ -499,7 +601,14 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
     }
-    result.memory_limit_hit = result.memory_limited && cgroup.oom_killed();
+    // A group's limit was hit while this child ran, and it did not survive it.
+    result.memory_limit_hit = group ? group->limit_events() > events_before && !result.exited_ok()
+                                    : result.memory_limited && own.oom_killed();
+    // What a child wrote is shown, and stored in JSON: valid UTF-8 from here on (a Latin-1
+    // comment quoted by a compiler, a cap that cut a character in two). The result channel is
+    // left as sent: it is a protocol, parsed and authenticated byte for byte.
+    result.out.head = valid_utf8(result.out.head);
+    result.err.head = valid_utf8(result.err.head);
     return result;
 }
 

@@ -7,10 +7,23 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace cudalings {
+
+// In a child between fork and exec: makes each `target` descriptor a copy of its `source`,
+// whatever numbers the sources have. A source may itself be another move's target (the
+// checker's threads open and close descriptors while children start, so a pipe the child needs
+// on fd 4 may sit on fd 3 when the fork happens): every source is first moved above all targets.
+// Async-signal-safe (fcntl, dup2, close); false when a descriptor cannot be copied.
+struct DescriptorMove {
+    int source, target;
+};
+bool arrange_descriptors(const DescriptorMove* moves, int count);
+
+class MemoryGroup;  // below
 
 struct ChildOptions {
     double wall_seconds = 30.0;          // whole process group killed past this
@@ -22,6 +35,9 @@ struct ChildOptions {
     // > 0: the child's host memory is limited with a cgroup (v2 or v1 memory controller) where
     // this process may create one; never with `ulimit -v`, which breaks CUDA's initialisation.
     std::size_t memory_limit = 0;
+    // When set (and active), the child joins this group instead, with the children started
+    // before and beside it: one limit for them all (memory_limit is not used).
+    const MemoryGroup* memory_group = nullptr;
     // When set and it becomes true, the child's group is killed (e.g. a build that is no
     // longer needed); the result then says timed_out = false, cancelled = true.
     const std::atomic<bool>* cancel = nullptr;
@@ -39,6 +55,12 @@ struct ChildOptions {
     // the call returns, which needs its processes gone).
     std::function<bool(const std::string&)> finished;
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
+    // The program starts with `env` alone as its environment, nothing of this process's (the
+    // grading sandbox's bwrap: the grader's tokens must not reach it).
+    bool clear_environment = false;
+    // More descriptors for the child: each source (open in this process; it stays open here)
+    // becomes the child's `target` (5 and up: 0-4 are the streams, the channel and the secret).
+    std::vector<DescriptorMove> descriptors;
 };
 
 struct CapturedStream {
@@ -65,22 +87,35 @@ struct ChildResult {
 
 ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options);
 
-// In a child between fork and exec: makes each `target` descriptor a copy of its `source`,
-// whatever numbers the sources have. A source may itself be another move's target (the
-// checker's threads open and close descriptors while children start, so a pipe the child needs
-// on fd 4 may sit on fd 3 when the fork happens): every source is first moved above all targets.
-// Async-signal-safe (fcntl, dup2, close); false when a descriptor cannot be copied.
-struct DescriptorMove {
-    int source, target;
-};
-bool arrange_descriptors(const DescriptorMove* moves, int count);
-
 // Where `program` lives: itself when it names a path, else the first executable of that name on
 // PATH; empty when there is none.
 std::string find_program(const std::string& program);
 
 // Whether a memory cgroup can be made here (for tests and reports).
 bool memory_cgroups_available();
+
+// One memory limit for several children (ChildOptions::memory_group): a build's nvcc, every
+// process it starts, and the screen's preprocessor passes beside it hold `limit` together, not
+// each. A cgroup made when the group is, removed (its processes killed first) when it goes.
+// Inactive where no memory cgroup can be made: the children then run without a limit, as with
+// memory_limit.
+class MemoryGroup {
+  public:
+    explicit MemoryGroup(std::size_t limit);
+    ~MemoryGroup();
+    MemoryGroup(const MemoryGroup&) = delete;
+    MemoryGroup& operator=(const MemoryGroup&) = delete;
+    bool active() const;
+    std::size_t limit() const { return limit_; }
+    // How often the kernel has stopped a process of the group at its limit so far.
+    unsigned long long limit_events() const;
+    struct Impl;
+    const Impl& impl() const { return *impl_; }
+
+  private:
+    std::size_t limit_;
+    std::unique_ptr<Impl> impl_;
+};
 
 // "SIGSEGV (segmentation fault)" for 11, and so on.
 std::string describe_signal(int signal);

@@ -198,4 +198,56 @@ std::string markup_escape(std::string_view text) {
     return out;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at `i` (RFC 3629, table 3-7 of the Unicode
+// standard: no overlong forms, no surrogates, nothing past U+10FFFF); 0 when there is none.
+std::size_t sequence_at(std::string_view s, std::size_t i) {
+    const auto at = [&](std::size_t k) {
+        return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u;
+    };
+    const unsigned b = at(i);
+    const auto cont = [&](std::size_t k, unsigned lo = 0x80, unsigned hi = 0xBF) {
+        const unsigned c = at(i + k);
+        return i + k < s.size() && c >= lo && c <= hi;
+    };
+    if (b < 0x80) return 1;
+    if (b >= 0xC2 && b <= 0xDF) return cont(1) ? 2 : 0;
+    if (b == 0xE0) return cont(1, 0xA0) && cont(2) ? 3 : 0;
+    if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) return cont(1) && cont(2) ? 3 : 0;
+    if (b == 0xED) return cont(1, 0x80, 0x9F) && cont(2) ? 3 : 0;
+    if (b == 0xF0) return cont(1, 0x90) && cont(2) && cont(3) ? 4 : 0;
+    if (b >= 0xF1 && b <= 0xF3) return cont(1) && cont(2) && cont(3) ? 4 : 0;
+    if (b == 0xF4) return cont(1, 0x80, 0x8F) && cont(2) && cont(3) ? 4 : 0;
+    return 0;
+}
+
+}  // namespace
+
+bool is_valid_utf8(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = sequence_at(text, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
+std::string valid_utf8(std::string_view text) {
+    if (is_valid_utf8(text)) return std::string(text);
+    std::string out;
+    out.reserve(text.size() + 16);
+    for (std::size_t i = 0; i < text.size();) {
+        const std::size_t n = sequence_at(text, i);
+        if (n == 0) {
+            out += "\xEF\xBF\xBD";  // U+FFFD
+            ++i;
+        } else {
+            out.append(text, i, n);
+            i += n;
+        }
+    }
+    return out;
+}
+
 }  // namespace cudalings

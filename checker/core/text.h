@@ -39,4 +39,11 @@ std::string did_you_mean(std::string_view typed, const std::vector<std::string>&
 // `text` with & < > " ' as character references: safe in HTML and XML text and attributes.
 std::string markup_escape(std::string_view text);
 
+// `text` as valid UTF-8: every byte that does not begin a well-formed sequence (a Latin-1 byte,
+// an overlong form, a surrogate, a sequence cut short) becomes U+FFFD, the replacement
+// character. Valid text comes back unchanged. For everything a child writes before it can
+// reach a JSON document (nlohmann's dump refuses invalid UTF-8).
+std::string valid_utf8(std::string_view text);
+bool is_valid_utf8(std::string_view text);
+
 }  // namespace cudalings

@@ -90,3 +90,40 @@ TEST_CASE("two workers on one GPU (--gpus 0,0) grade as one worker does", "[gpu]
               (name.rfind("solved", 0) == 0 ? "PASS" : "WRONG"));
     }
 }
+
+TEST_CASE(
+    "on the GPU, every child under the sandbox's seccomp filter: nvcc and the screen, nm, "
+    "the runner timed, compute-sanitizer",
+    "[gpu][sandbox]") {
+    require_gpu();
+    std::string why;
+    if (!sandbox_works(&why)) SKIP("no sandbox here: " + why);
+    TempDir dir("grade_gpu_filter");
+    sample_submission(dir / "subs", "solved", "solved");
+    sample_submission(dir / "subs", "untouched", "untouched");
+    // Timed (the GPU runner with the reference), then again with compute-sanitizer.
+    for (const char* extra : {"", "--sanitize"}) {
+        INFO((*extra ? extra : "timed"));
+        std::vector<std::string> args{"grade",
+                                      dir / "subs/solved",
+                                      dir / "subs/untouched",
+                                      "--step",
+                                      "1/1",
+                                      "--out",
+                                      dir / (std::string("out") + extra)};
+        if (*extra) args.push_back(extra);
+        auto r = run_cudalings(args);
+        INFO(r.err);
+        REQUIRE(r.code == 0);
+        auto solved = read_json(dir / (std::string("out") + extra + "/solved.json"));
+        auto untouched = read_json(dir / (std::string("out") + extra + "/untouched.json"));
+        CHECK_THAT(solved["sandbox"].get<std::string>(), ContainsSubstring("seccomp filter"));
+        CHECK(solved["emulated"] == false);
+        CHECK(verdicts(solved)["01_vector_add/01_one_thread_per_element"] == "PASS");
+        CHECK(verdicts(untouched)["01_vector_add/01_one_thread_per_element"] != "PASS");
+        if (!*extra) {
+            REQUIRE(solved["results"][0]["timing"].is_object());
+            CHECK(solved["results"][0]["timing"]["learner"]["median_us"].get<double>() > 0);
+        }
+    }
+}

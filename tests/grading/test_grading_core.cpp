@@ -18,6 +18,7 @@
 #include "grading_support.h"
 #include "manifest.h"
 #include "policy.h"
+#include "text.h"
 
 using Catch::Matchers::ContainsSubstring;
 using namespace cudalings;
@@ -117,6 +118,66 @@ TEST_CASE("the graded copy: the student's step files and the instructor's header
     CHECK(fs::exists(dir / "copy/lessons/common/cuda_check.cuh"));
     // The fingerprint of the contract changes with a header.
     CHECK(course_fingerprint(source) == course_fingerprint(source));
+}
+
+TEST_CASE("the submission folder itself: a link or a folder of the grader's is refused",
+          "[grading]") {
+    TempDir dir("submission_folder");
+    fs::create_directories(dir / "course/solutions/01_vector_add");
+    fs::create_directories(dir / "out");
+    fs::create_directories(dir / "subs/alice");
+    fs::create_directory_symlink(dir / "course/solutions", dir / "subs/mallory");
+    // A link higher up is the grader's own layout: resolved, then judged by where it leads.
+    fs::create_directory_symlink(dir / "course", dir / "course-link");
+    std::ofstream(dir / "subs/file") << "x";
+    const std::vector<GuardedDir> guarded{{dir / "course", "the course being graded"},
+                                          {dir / "out", "the grader's output folder"},
+                                          {dir / "not-made-yet", "the work folder"}};
+    CHECK(refuse_submission_folder(dir / "subs/alice", guarded).empty());
+    CHECK_THAT(refuse_submission_folder(dir / "subs/mallory", guarded),
+               ContainsSubstring("symbolic link"));
+    CHECK_THAT(refuse_submission_folder(dir / "subs/file", guarded),
+               ContainsSubstring("not a folder"));
+    const std::string inside = refuse_submission_folder(dir / "course/solutions", guarded);
+    CHECK_THAT(inside, ContainsSubstring("inside the course being graded"));
+    CHECK_THAT(inside, !ContainsSubstring(dir.path()));  // no path of the grader's
+    CHECK_THAT(refuse_submission_folder(dir / "course-link/solutions/01_vector_add", guarded),
+               ContainsSubstring("inside the course being graded"));
+    CHECK_THAT(refuse_submission_folder(dir / "course", guarded),
+               ContainsSubstring("is the course being graded"));
+    CHECK_THAT(refuse_submission_folder(dir / "out", guarded), ContainsSubstring("output folder"));
+    CHECK_THAT(refuse_submission_folder(dir / "subs/nobody", guarded),
+               ContainsSubstring("cannot be read"));
+}
+
+TEST_CASE("texts are made valid UTF-8; a result is always written", "[grading]") {
+    const std::string replacement = "\xEF\xBF\xBD";
+    CHECK(valid_utf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80") ==
+          "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80");
+    CHECK(valid_utf8("caf\xE9 au lait") == "caf" + replacement + " au lait");      // Latin-1
+    CHECK(valid_utf8("\xC0\xAF") == replacement + replacement);                    // overlong '/'
+    CHECK(valid_utf8("\xED\xA0\x80") == replacement + replacement + replacement);  // surrogate
+    CHECK(valid_utf8("\xF4\x90\x80\x80").find("\xF4") == std::string::npos);       // > U+10FFFF
+    CHECK(valid_utf8("cut \xE2\x82") == "cut " + replacement + replacement);       // cut short
+    CHECK(valid_utf8(std::string("nul\0byte", 8)) == std::string("nul\0byte", 8));
+    CHECK(is_valid_utf8(valid_utf8("\xFF\xFE\x80 tail")));
+    // A result holding bytes from everywhere: every string (and key) made valid, then written.
+    json result{{"submission", "/subs/jos\xE9"},
+                {"results", json::array({{{"reason", "error: \xE9t\xE9"}, {"n", 1}}})},
+                {"k\xFF", "v"}};
+    bool repaired = true;
+    CHECK_THROWS(result.dump());
+    std::string text = dump_json(result, 2, &repaired);
+    CHECK(repaired);  // written anyway, and said
+    CHECK(is_valid_utf8(text));
+    make_valid_utf8(result);
+    CHECK_NOTHROW(result.dump());
+    CHECK(result["submission"] == "/subs/jos" + replacement);
+    CHECK(result["results"][0]["reason"] == "error: " + replacement + "t" + replacement);
+    CHECK(result["results"][0]["n"] == 1);
+    CHECK(result.contains("k" + replacement));
+    dump_json(result, 2, &repaired);
+    CHECK_FALSE(repaired);
 }
 
 TEST_CASE("secret seeds: 32 hex digits, per step, round and file, never the key itself",

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "grading_support.h"
 #include "hash.h"
@@ -60,9 +61,16 @@ struct Listener {
     }
 };
 
-// The submission folder for one hostile file, made as its `setup:` line says.
-void make_submission(const Hostile& h, const fs::path& file, const fs::path& root,
-                     const fs::path& instructor) {
+// The submission folder for one hostile file, made as its `setup:` line says; the folder to
+// grade (`root`, unless the setup grades another).
+fs::path make_submission(const Hostile& h, const fs::path& file, const fs::path& root,
+                         const fs::path& instructor) {
+    if (h.setup == "link-to-solutions") {  // the folder itself is a link to the solutions
+        fs::create_directories(root.parent_path());
+        fs::create_directory_symlink(instructor / "solutions", root);
+        return root;
+    }
+    if (h.setup == "inside-course") return instructor / "solutions";
     const fs::path lesson = root / "lessons/01_vector_add";
     const fs::path step = lesson / "01_one_thread_per_element.cu";
     fs::create_directories(lesson);
@@ -70,7 +78,7 @@ void make_submission(const Hostile& h, const fs::path& file, const fs::path& roo
     if (h.setup == "symlink-solution") {
         fs::create_symlink(instructor / "solutions/01_vector_add/01_one_thread_per_element.cu",
                            step);
-        return;
+        return root;
     }
     fs::copy_file(file, step);
     if (h.setup == "huge") {
@@ -85,6 +93,7 @@ void make_submission(const Hostile& h, const fs::path& file, const fs::path& roo
     } else if (h.setup == "header-cub") {
         std::ofstream(lesson / "vector_add.cuh", std::ios::app) << "#include <cub/cub.cuh>\n";
     }
+    return root;
 }
 
 std::string tree_hash(const fs::path& root) {
@@ -115,15 +124,17 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
     fs::copy(source / "checks", instructor / "checks", fs::copy_options::recursive);
 
     std::vector<Hostile> hostile;
+    std::map<std::string, std::string> graded;  // the folder graded -> the hostile file's name
     std::vector<std::string> args{"--root", instructor.string(), "grade"};
     for (const auto& e : fs::directory_iterator(CUDALINGS_HOSTILE_DIR)) {
         if (e.path().extension() != ".cu") continue;
         hostile.push_back(read_hostile(e.path()));
         const fs::path root = dir / "subs" / hostile.back().name;
-        make_submission(hostile.back(), e.path(), root, instructor);
-        args.push_back(root.string());
+        const fs::path folder = make_submission(hostile.back(), e.path(), root, instructor);
+        graded[folder.string()] = hostile.back().name;
+        args.push_back(folder.string());
     }
-    REQUIRE(hostile.size() >= 16);
+    REQUIRE(hostile.size() >= 30);
     const std::string course_before = tree_hash(instructor);
     const std::string subs_before = tree_hash(dir / "subs");
 
@@ -151,16 +162,28 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
     args.insert(args.end(), {"--step", "1/1", "--no-time", "--out", (dir / "out").string(),
                              "--compile-timeout", "20", "--case-timeout", "10", "--scratch-mb",
                              "64", "--jobs", "2", "--format", "gradescope"});
-    // The secret is in the grader's environment, where peek_secret looks for it.
-    auto r = run_cudalings(args, {{"CUDALINGS_SEED", "00112233445566778899aabbccddeeff"}},
+    // The secret is in the grader's environment, where peek_secret looks for it, and so is a
+    // token proc1_environ looks for through the sandbox's PID 1.
+    const std::string token = "tok-91d2c6e4b7a3-not-for-students";
+    auto r = run_cudalings(args,
+                           {{"CUDALINGS_SEED", "00112233445566778899aabbccddeeff"},
+                            {"CUDALINGS_HOSTILE_GRADER_TOKEN", token}},
                            instructor.string());
     INFO("exit " << r.code << "\n" << r.err.substr(0, 6000));
     CHECK(r.code == 0);  // grading completed, whatever the students did
 
+    // Each result file, by the folder it graded (the summary names them).
+    std::map<std::string, std::string> files;
+    json summary;
+    REQUIRE_NOTHROW(summary = read_json((dir / "out/summary.json").string()));
+    for (const auto& line : summary["results"])
+        if (graded.count(line["submission"].get<std::string>()))
+            files[graded[line["submission"].get<std::string>()]] = line["file"];
     for (const auto& h : hostile) {
         INFO(h.name);
+        REQUIRE(files.count(h.name) == 1);
         json result;
-        REQUIRE_NOTHROW(result = read_json((dir / "out" / (h.name + ".json")).string()));
+        REQUIRE_NOTHROW(result = read_json((dir / "out" / files[h.name]).string()));
         CHECK_FALSE(result.contains("error"));
         CHECK(result["sandbox"].is_string());
         REQUIRE(result["results"].size() == 1);
@@ -169,11 +192,26 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
         CHECK(step["verdict"] == h.expect);
         if (!h.reason.empty())
             CHECK_THAT(step["reason"].get<std::string>(), ContainsSubstring(h.reason));
+        // Bytes that are not UTF-8 reach the result as U+FFFD, and the result is written.
+        if (h.name == "latin1_compile_error")
+            CHECK(step.dump().find("caf\xEF\xBF\xBD") != std::string::npos);
+        if (h.name == "latin1_runtime_output" && step.dump().find("le caf") != std::string::npos)
+            CHECK(step.dump().find("le caf\xEF\xBF\xBD") != std::string::npos);
         if (h.name == "include_devzero")
             CHECK(result["seconds"].get<double>() < compile_timeout + 10);
     }
+    // No byte of the grader's environment in any output: the token, and the variable's name.
+    for (const auto& e : fs::recursive_directory_iterator(dir / "out")) {
+        if (!e.is_regular_file()) continue;
+        const std::string text = read_text(e.path().string());
+        INFO(e.path());
+        CHECK(text.find(token) == std::string::npos);
+        CHECK(text.find("CUDALINGS_HOSTILE_GRADER_TOKEN") == std::string::npos);
+    }
+    CHECK(r.out.find(token) == std::string::npos);
+    CHECK(r.err.find(token) == std::string::npos);
     // Nothing outlived its step.
-    for (const char* process : {"cudalings-dmn", "cudalings-frk"}) {
+    for (const char* process : {"cudalings-dmn", "cudalings-frk", "cudalings-olv"}) {
         auto left = processes_named(process);
         for (pid_t pid : left) ::kill(pid, SIGKILL);
         CHECK(left.empty());

@@ -3,6 +3,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -76,9 +77,16 @@ TEST_CASE("the sandbox command: namespaces, a clean environment, only the view",
     CHECK(has_sequence(cmd, {"--tmpfs", "/dev", "--dev-bind", "/dev/null", "/dev/null"}));
     CHECK(std::find(cmd.begin(), cmd.end(), "--dev") == cmd.end());
     for (const auto& word : cmd) CHECK_THAT(word, !ContainsSubstring("00112233445566778899"));
-    // The program comes last, unchanged.
+    // The program comes last, unchanged, started by the sandbox's init as PID 1 (no bwrap
+    // process inside), every process under the seccomp filter bwrap reads from descriptor 5.
     CHECK(cmd[cmd.size() - 2] == "/opt/tool");
     CHECK(cmd.back() == "--flag");
+    CHECK(cmd[cmd.size() - 4] == "--");
+    CHECK(cmd[cmd.size() - 3] == "/cudalings-sandbox-init");
+    CHECK(std::find(cmd.begin(), cmd.end(), "--as-pid-1") != cmd.end());
+    CHECK(has_sequence(cmd, {"--seccomp", std::to_string(Sandbox::kFilterDescriptor)}));
+    CHECK(has_sequence(cmd, {"--ro-bind", sandbox.settings().init, "/cudalings-sandbox-init"}));
+    CHECK((!sandbox.filter().empty() || !sandbox.filter_error().empty()));
 
     view.devices = true;
     auto program = sandbox.command({"/opt/tool"}, view, {});
@@ -112,7 +120,7 @@ TEST_CASE("no bwrap: open_sandbox says why", "[sandbox]") {
     CHECK_FALSE(open_sandbox(settings, why));
     CHECK_THAT(why, ContainsSubstring("/nonexistent/bwrap"));
     // A "bwrap" that never starts its program is a start failure, not the program's.
-    Sandbox fake(SandboxSettings{"/bin/false", 1 << 20});
+    Sandbox fake(SandboxSettings{"/bin/false", 1 << 20, ""});
     ChildOptions o;
     auto r = run_contained(&fake, {"/bin/true"}, o, {});
     CHECK_FALSE(r.started);
@@ -254,4 +262,83 @@ TEST_CASE("check --sandbox: the learner's own check in the same sandbox", "[sand
         {"--root", dir.path(), "check", "1/1", "--solutions", "--sandbox", "--no-time", "--json"});
     INFO(solution.err);
     CHECK(nlohmann::json::parse(solution.out)["results"][0]["verdict"] == "PASS");
+}
+
+TEST_CASE("inside: nothing of the grader's, PID 1 out of reach, the filter in force", "[sandbox]") {
+    // A token in the grader's environment, and a folder whose path only bwrap's arguments hold.
+    TempDir dir("sandbox_grader");
+    fs::create_directories(dir / "bound-only-here");
+    const std::string token = "tok-5c1e77a0-grader-only";
+    ::setenv("CUDALINGS_TEST_GRADER_TOKEN", token.c_str(), 1);
+    SandboxView view;
+    view.read_only = {dir / "bound-only-here"};
+    // Every process's environment and command line it can read, what it can open of PID 1's,
+    // its own descriptors, its seccomp mode, and whether PID 1 takes a signal.
+    auto seen = inside(
+        {"/bin/sh", "-c", "for p in /proc/[0-9]*; do cat $p/environ $p/cmdline 2>/dev/null; done"},
+        view);
+    ::unsetenv("CUDALINGS_TEST_GRADER_TOKEN");
+    INFO(seen.out.head << seen.err.head);
+    CHECK(seen.exited_ok());
+    CHECK_THAT(seen.out.head, ContainsSubstring("cudalings-sandbox-init"));  // PID 1's
+    CHECK_THAT(seen.out.head, !ContainsSubstring(token));
+    CHECK_THAT(seen.out.head, !ContainsSubstring("CUDALINGS_TEST_GRADER_TOKEN"));
+    CHECK_THAT(seen.out.head, !ContainsSubstring("bound-only-here"));
+    CHECK_THAT(seen.out.head, !ContainsSubstring("--ro-bind"));
+    auto r = inside({"/bin/sh", "-c",
+                     "for f in /proc/1/environ /proc/1/mem /proc/1/fd/0 /proc/1/fd/2 "
+                     "/proc/1/maps; do (: <$f) 2>/dev/null && echo OPEN $f; done; "
+                     "readlink /proc/1/exe /proc/1/cwd /proc/1/root 2>/dev/null; "
+                     "echo fds $(ls /proc/self/fd); grep '^Seccomp:' /proc/$$/status; "
+                     "kill -STOP 1 2>/dev/null && echo STOPPED; kill -KILL 1 2>/dev/null && "
+                     "echo KILLED; echo pid $$ ppid $PPID; cat /proc/1/comm"});
+    INFO(r.out.head << r.err.head);
+    CHECK(r.exited_ok());
+    CHECK_THAT(r.out.head, !ContainsSubstring("OPEN"));
+    CHECK_THAT(r.out.head, !ContainsSubstring("STOPPED"));
+    CHECK_THAT(r.out.head, !ContainsSubstring("KILLED"));
+    CHECK_THAT(r.out.head, !ContainsSubstring("/"));  // no readlink of PID 1's answered
+    CHECK_THAT(r.out.head, ContainsSubstring("cudalings-sandb"));  // PID 1 is the init
+    CHECK_THAT(r.out.head, ContainsSubstring("pid 2 ppid 1"));
+    // Only its standard streams (and ls's own 3): bwrap's filter and arguments (5, 6) are gone.
+    CHECK_THAT(r.out.head, ContainsSubstring("fds 0 1 2 3\n"));
+    CHECK_THAT(r.out.head, ContainsSubstring("Seccomp:\t2"));
+    // The init reaps what the program leaves and reports the program's own end.
+    auto orphans = inside({"/bin/sh", "-c", "(sleep 0.1 &) ; (true &) ; sleep 0.3; exit 5"});
+    CHECK(orphans.exit_code == 5);
+    CHECK(orphans.err.head.empty());
+    // A descriptor the caller gives the program passes through bwrap and the init, and the
+    // sandbox's own two come after it.
+    int pipe_fds[2];
+    REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+    REQUIRE(::write(pipe_fds[1], "given", 5) == 5);
+    ::close(pipe_fds[1]);
+    ChildOptions o;
+    o.descriptors.push_back({pipe_fds[0], 5});
+    auto given = run_contained(&live_sandbox(),
+                               {"/bin/sh", "-c", "head -c 5 <&5; echo; ls /proc/self/fd"}, o, {});
+    ::close(pipe_fds[0]);
+    INFO(given.err.head);
+    CHECK(given.out.head == "given\n0\n1\n2\n3\n5\n");
+}
+
+TEST_CASE("a sandbox without its filter or its init does not open", "[sandbox]") {
+    std::string why;
+    SandboxSettings settings;
+    settings.init = "/nonexistent/cudalings-sandbox-init";
+    CHECK_FALSE(open_sandbox(settings, why));
+    CHECK_THAT(why, ContainsSubstring("cudalings-sandbox-init"));
+    // A sandbox whose filter could not be built runs nothing (built without libseccomp, this
+    // is every sandbox: open_sandbox says so, as it does for a missing bwrap).
+    Sandbox sandbox(SandboxSettings{"/usr/bin/bwrap", 1 << 20, ""});
+    if (sandbox.filter().empty()) {
+        auto r = run_contained(&sandbox, {"/bin/true"}, ChildOptions{}, {});
+        CHECK_FALSE(r.started);
+        CHECK_THAT(r.start_error, ContainsSubstring("seccomp"));
+        CHECK_FALSE(open_sandbox({}, why));
+        CHECK_THAT(why, ContainsSubstring("seccomp"));
+    } else {
+        CHECK(sandbox.filter_error().empty());
+        CHECK(sandbox.filter().size() % 8 == 0);  // BPF instructions, 8 bytes each
+    }
 }

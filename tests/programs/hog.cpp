@@ -1,4 +1,7 @@
-// A child program that allocates and touches argv[1] MiB of host memory, then exits 0.
+// A child program that allocates and touches argv[1] MiB of host memory, holds it argv[2]
+// seconds (0 when not given), then exits 0.
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -9,5 +12,6 @@ int main(int argc, char** argv) {
         if (!p) return 2;
         std::memset(p, 1, 1 << 20);
     }
+    if (argc > 2) ::usleep(static_cast<useconds_t>(std::atof(argv[2]) * 1e6));
     return 0;
 }

@@ -221,3 +221,73 @@ TEST_CASE("a child's descriptors are arranged even when a source sits on another
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
 }
+
+TEST_CASE("a child gets the descriptors it is given, nothing else, and a clean environment",
+          "[supervise]") {
+    // A descriptor this process holds without close-on-exec, and one to pass on as fd 5.
+    int stray = ::open("/dev/null", O_RDONLY);
+    REQUIRE(stray >= 0);
+    int pipe_fds[2];
+    REQUIRE(::pipe2(pipe_fds, O_CLOEXEC) == 0);
+    REQUIRE(::write(pipe_fds[1], "passed", 6) == 6);
+    ::close(pipe_fds[1]);
+    ::setenv("CUDALINGS_TEST_SUPERVISE_TOKEN", "tok-3e0d", 1);
+    ChildOptions o;
+    o.descriptors.push_back({pipe_fds[0], 5});
+    o.env["ONLY"] = "this";
+    o.env["PATH"] = "/usr/bin:/bin";
+    o.clear_environment = true;
+    auto r = run_supervised(
+        {"/bin/sh", "-c", "echo fds $(ls /proc/self/fd | tr '\\n' ' '); head -c 6 <&5; echo; env"},
+        o);
+    ::unsetenv("CUDALINGS_TEST_SUPERVISE_TOKEN");
+    ::close(pipe_fds[0]);
+    INFO(r.out.head << r.err.head);
+    CHECK(r.exited_ok());
+    // ls's own directory is 3; the stray descriptor is not there.
+    CHECK_THAT(r.out.head, Catch::Matchers::ContainsSubstring("fds 0 1 2 3 5\n"));
+    CHECK_THAT(r.out.head, Catch::Matchers::ContainsSubstring("passed\n"));
+    CHECK_THAT(r.out.head, Catch::Matchers::ContainsSubstring("ONLY=this"));
+    CHECK_THAT(r.out.head, !Catch::Matchers::ContainsSubstring("CUDALINGS_TEST_SUPERVISE_TOKEN"));
+    CHECK_THAT(r.out.head, !Catch::Matchers::ContainsSubstring("HOME="));
+    ::close(stray);
+    // What a child writes comes back as valid UTF-8: a Latin-1 byte becomes U+FFFD.
+    auto latin1 = run_supervised({"/bin/sh", "-c", "printf 'caf\\351\\n'; printf '\\377' >&2"}, {});
+    CHECK(latin1.out.head == "caf\xEF\xBF\xBD\n");
+    CHECK(latin1.err.head == "\xEF\xBF\xBD");
+}
+
+TEST_CASE("one memory limit for several children: a build's processes hold it together",
+          "[supervise]") {
+    if (!memory_cgroups_available()) SKIP("no writable memory cgroup here (v1 or v2)");
+    constexpr std::size_t kLimit = std::size_t{256} << 20;
+    // Alone, each fits: 200 MiB under 256.
+    ChildOptions alone;
+    alone.memory_limit = kLimit;
+    alone.wall_seconds = 60;
+    CHECK(run_supervised({program("fixture_hog"), "200"}, alone).exited_ok());
+    // Two at once in one group: 400 MiB do not fit in 256, and the one stopped says so.
+    ChildResult first, second;
+    {
+        MemoryGroup group(kLimit);
+        REQUIRE(group.active());
+        ChildOptions o;
+        o.memory_group = &group;
+        o.memory_limit = kLimit;  // not used: the group's limit is
+        o.wall_seconds = 60;
+        std::thread a([&] { first = run_supervised({program("fixture_hog"), "200", "3"}, o); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        second = run_supervised({program("fixture_hog"), "200", "3"}, o);
+        a.join();
+        CHECK(group.limit_events() > 0);
+    }
+    CHECK(first.memory_limited);
+    CHECK(second.memory_limited);
+    CHECK(first.exited_ok() + second.exited_ok() <= 1);
+    const ChildResult& stopped = first.exited_ok() ? second : first;
+    CHECK_FALSE(stopped.exited_ok());
+    CHECK(stopped.memory_limit_hit);
+    // One that survived was not hit, even though the group's count rose while it ran.
+    if (first.exited_ok()) CHECK_FALSE(first.memory_limit_hit);
+    if (second.exited_ok()) CHECK_FALSE(second.memory_limit_hit);
+}

@@ -50,13 +50,13 @@ bool write_batch_files(const std::string& out, json summary, const std::vector<B
     summary["results"] = lines;
     summary["grader_failures"] = failures;
     std::vector<std::pair<std::string, std::string>> files{
-        {"summary.json", summary.dump(2) + "\n"},
+        {"summary.json", dump_json(summary, 2) + "\n"},
         {"class-summary.html", class_summary_html(results)},
         {"class-summary.csv", class_summary_csv(results)}};
     if (wanted(formats, "junit")) files.push_back({"junit.xml", junit_xml(results)});
     if (wanted(formats, "csv")) files.push_back({"grades.csv", grades_csv(results)});
     if (wanted(formats, "gradescope") && entries.size() == 1)
-        files.push_back({"results.json", gradescope_results(results.front()).dump(2) + "\n"});
+        files.push_back({"results.json", dump_json(gradescope_results(results.front()), 2) + "\n"});
     for (const auto& [name, text] : files) {
         if (!write_file_atomic(out + "/" + name, text)) {
             error = "cannot write " + out + "/" + name;

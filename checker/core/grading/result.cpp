@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "../emulate.h"
+#include "../text.h"
 
 #ifndef CUDALINGS_VERSION
 #define CUDALINGS_VERSION "unknown"
@@ -113,6 +114,37 @@ std::string one_line(const nlohmann::json& result) {
     }
     if (result.value("emulated", false)) line += " (emulated)";
     return line;
+}
+
+void make_valid_utf8(nlohmann::json& value) {
+    if (value.is_string()) {
+        auto& text = value.get_ref<std::string&>();
+        if (!is_valid_utf8(text)) text = valid_utf8(text);
+    } else if (value.is_array()) {
+        for (auto& item : value) make_valid_utf8(item);
+    } else if (value.is_object()) {
+        bool keys_valid = true;
+        for (auto it = value.begin(); it != value.end(); ++it) {
+            keys_valid = keys_valid && is_valid_utf8(it.key());
+            make_valid_utf8(it.value());
+        }
+        if (!keys_valid) {
+            nlohmann::json fixed = nlohmann::json::object();
+            for (auto it = value.begin(); it != value.end(); ++it)
+                fixed[valid_utf8(it.key())] = std::move(it.value());
+            value = std::move(fixed);
+        }
+    }
+}
+
+std::string dump_json(const nlohmann::json& value, int indent, bool* repaired) {
+    if (repaired) *repaired = false;
+    try {
+        return value.dump(indent);
+    } catch (const nlohmann::json::type_error&) {
+        if (repaired) *repaired = true;
+        return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
 }
 
 }  // namespace cudalings::grading

@@ -45,6 +45,15 @@ void add_totals(nlohmann::json& result);
 // result is not a fair grade and the batch says so.
 bool grading_failed(const nlohmann::json& result);
 
+// Every string of `value` (and every key) made valid UTF-8 (text.h's valid_utf8): a result is
+// written whatever bytes a submission's path, its compiler or its program produced.
+void make_valid_utf8(nlohmann::json& value);
+
+// `value` as JSON text, never an exception: a string that is still not valid UTF-8 (a bug: texts
+// are made valid where they are captured) is written with replacement characters, and
+// `repaired`, when given, says so.
+std::string dump_json(const nlohmann::json& value, int indent, bool* repaired = nullptr);
+
 // A short line for progress output: "2/3 points: 01_one=PASS 02_grid=WRONG".
 std::string one_line(const nlohmann::json& result);
 

@@ -128,6 +128,30 @@ StepFile locate_step_file(const std::string& submission, const LessonInfo& lesso
     return result;
 }
 
+std::string refuse_submission_folder(const std::string& submission,
+                                     const std::vector<GuardedDir>& guarded) {
+    struct stat st {};
+    if (::lstat(submission.c_str(), &st) != 0) return "the submission folder cannot be read";
+    if (S_ISLNK(st.st_mode))
+        return "the submission folder is a symbolic link: a submission must be a folder of its "
+               "own, not a link to one";
+    if (!S_ISDIR(st.st_mode)) return "the submission is not a folder";
+    std::error_code ec;
+    const fs::path real = fs::canonical(submission, ec);
+    if (ec) return "the submission folder cannot be resolved";
+    for (const auto& dir : guarded) {
+        if (dir.path.empty()) continue;
+        std::error_code dir_ec;
+        const fs::path theirs = fs::canonical(dir.path, dir_ec);
+        if (dir_ec) continue;  // not made yet: nothing can lie inside it
+        const fs::path rel = real.lexically_relative(theirs);
+        if (!rel.empty() && *rel.begin() != "..")
+            return "the submission folder is " + std::string(rel == "." ? "" : "inside ") +
+                   dir.label + ": only a folder of the student's own is graded";
+    }
+    return {};
+}
+
 bool stage_course(const std::string& instructor_root, const std::string& root, const Manifest& m,
                   const std::vector<StepRef>& steps, const std::vector<StepFile>& files,
                   std::string& error) {

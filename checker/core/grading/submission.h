@@ -38,6 +38,19 @@ inline constexpr std::size_t kMaxStepFileBytes = std::size_t{1} << 20;
 StepFile locate_step_file(const std::string& submission, const LessonInfo& lesson,
                           const StepInfo& step);
 
+// A folder the submission must not be, nor lie in: the instructor's course, the output
+// folder... `label` names it for the student ("the course being graded"), never its path.
+struct GuardedDir {
+    std::string path;
+    std::string label;
+};
+// Why the submission folder itself cannot be graded, or "" when it can: it is a symbolic link
+// (a link to the course's solutions/ would be graded as the student's work), not a folder, or,
+// with every link on its path resolved, one of `guarded` or inside one. A sentence for the
+// student: it names no path of the grader's.
+std::string refuse_submission_folder(const std::string& submission,
+                                     const std::vector<GuardedDir>& guarded);
+
 // Makes the graded copy under `root` (which must not exist yet): lessons/common/ and, for each
 // lesson of `steps`, lessons/LESSON/ with the instructor's headers (.cuh, .h, .hpp) copied from
 // `instructor_root`, then the submission's found step files. False, with `error`, when the copy

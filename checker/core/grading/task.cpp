@@ -39,14 +39,28 @@ json grade_submission(const GradeContext& context, const std::string& submission
         result["seed"]["fingerprint"] = context.seeds.fingerprint;
     auto finish = [&]() {
         add_totals(result);
+        make_valid_utf8(result);  // a path, a compiler's or a program's bytes: written anyway
         result["seconds"] =
             std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         return result;
     };
 
+    // The folder itself first: a link, or a folder of the grader's, is graded as nothing.
+    const std::string refused = refuse_submission_folder(
+        submission, {{context.course.root, "the course being graded"},
+                     {context.out_dir, "the grader's output folder"},
+                     {context.work_dir, "the grader's work folder"},
+                     {context.course.state_dir, "the grader's state folder"}});
     std::vector<StepFile> files;
     for (const auto& ref : context.steps) {
         const LessonInfo& lesson = context.manifest.lessons.at(ref.lesson);
+        if (!refused.empty()) {
+            StepFile file;
+            file.status = StepFile::Status::Refused;
+            file.why = refused;
+            files.push_back(file);
+            continue;
+        }
         files.push_back(locate_step_file(submission, lesson, lesson.steps.at(ref.step)));
     }
     PrivateDir copy(context.work_dir);

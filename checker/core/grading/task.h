@@ -22,6 +22,7 @@ struct GradeContext {
     CheckOptions options;  // limits, timing, emulation, the sandbox
     SeedSource seeds;
     std::string work_dir;  // where graded copies are made (and removed)
+    std::string out_dir;   // where results are written: no submission may lie in it
     std::string sandbox;   // the sandbox's description, "" when grading without one
     std::string course_fingerprint;
 };

@@ -1,0 +1,73 @@
+// expect: PASS
+//
+// Tries to ptrace the sandbox's PID 1 (PTRACE_ATTACH stops it: it no longer reaps, and before
+// the fix the sandbox ended only at the grader's timeout), its parent, and itself
+// (PTRACE_TRACEME). The seccomp filter refuses ptrace: every attempt fails with EPERM and the
+// step computes correctly (PASS); an attempt that works computes a - b (WRONG).
+//
+// It tries only when its PID is tiny (one of the first processes of a fresh PID namespace).
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include "vector_add.cuh"
+
+namespace {
+
+std::string misses;  // "call: returned r, errno e (expected E)" for each call that was not refused
+
+// A call the sandbox's seccomp filter refuses: it must fail with `expected`.
+void refused(const char* call, long rc, int expected = EPERM) {
+    const int error = rc < 0 ? errno : 0;
+    if (rc >= 0 || error != expected)
+        misses += std::string(call) + ": returned " + std::to_string(rc) + ", errno " +
+                  std::to_string(error) + " (expected " + std::to_string(expected) + ")\n";
+}
+
+// The filter is in force in this process (seccomp mode 2).
+bool filtered() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);)
+        if (line.rfind("Seccomp:", 0) == 0) return line.find('2') != std::string::npos;
+    return false;
+}
+
+void probe() {
+    refused("ptrace(PTRACE_ATTACH, 1)", ::ptrace(PTRACE_ATTACH, 1, nullptr, nullptr));
+    refused("ptrace(PTRACE_SEIZE, 1)", ::ptrace(PTRACE_SEIZE, 1, nullptr, nullptr));
+    refused("ptrace(PTRACE_ATTACH, parent)",
+            ::ptrace(PTRACE_ATTACH, ::getppid(), nullptr, nullptr));
+    refused("ptrace(PTRACE_TRACEME)", ::ptrace(PTRACE_TRACEME, 0, nullptr, nullptr));
+}
+
+// True when every call was refused as it should be (what is not is said on stderr).
+bool all_refused() {
+    if (!filtered()) misses += "no seccomp filter in force\n";
+    probe();
+    if (!misses.empty()) (void)!::write(2, misses.data(), misses.size());
+    return misses.empty();
+}
+
+}  // namespace
+
+__global__ void add(const float* a, const float* b, float* c, size_t n, float sign) {
+    size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) c[i] = a[i] + sign * b[i];
+}
+
+extern "C" cudaError_t vector_add(const float* a, const float* b, float* c, size_t n,
+                                  cudaStream_t stream) {
+    static bool once = false, ok = true;
+    if (!once && ::getpid() < 100) {  // only as one of the first processes of a PID namespace
+        once = true;
+        ok = all_refused();
+    }
+    add<<<static_cast<unsigned int>((n + 255) / 256), 256, 0, stream>>>(a, b, c, n,
+                                                                        ok ? 1.0f : -1.0f);
+    return cudaGetLastError();
+}
