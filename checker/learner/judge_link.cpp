@@ -27,6 +27,8 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
     if (!how.filter) argv.push_back("--no-filter");
     int bpf = -1;
     if (how.sandbox) {
+        // The sandbox's command names its filter's descriptor (Sandbox::kFilterDescriptor, 5,
+        // above the learner's 3 and 4): the sandbox's filter goes there.
         argv = how.sandbox->command(argv, runner_view(argv, true), {});
         bpf = seccomp::export_bpf({}, why);
         if (bpf < 0) {
@@ -34,8 +36,6 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
             ::close(sv[1]);
             return false;
         }
-        auto dash = std::find(argv.begin(), argv.end(), "--");
-        argv.insert(dash, {"--seccomp", "5"});
     }
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -44,7 +44,7 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
         int count = 0;
         moves[count++] = {sv[1], 3};
         if (how.shared_memory >= 0) moves[count++] = {how.shared_memory, 4};
-        if (bpf >= 0) moves[count++] = {bpf, 5};
+        if (bpf >= 0) moves[count++] = {bpf, Sandbox::kFilterDescriptor};
         if (!arrange_descriptors(moves, count)) ::_exit(120);
         std::vector<char*> args;
         for (auto& a : argv) args.push_back(a.data());
