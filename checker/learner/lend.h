@@ -1,8 +1,9 @@
 // Device memory the judge owns and lends to the learner's process: allocated with CUDA's
 // virtual memory API (cuMemCreate) as an allocation that can be exported as a POSIX file
 // descriptor, which travels over the judge's socket (wire.h) and is imported and mapped on the
-// other side. It works across PID and user namespaces (the grading sandbox), where the legacy
-// IPC API (cudaIpcGetMemHandle) does not. Sizes are rounded up to the allocation granularity
+// other side. A descriptor is a capability: the learner maps what it was sent and nothing else,
+// across PID and user namespaces (the grading sandbox). The legacy IPC API (cudaIpcGetMemHandle)
+// is not used: anything of the same user that learns a handle's bytes can open it. Sizes are rounded up to the allocation granularity
 // (2 MiB on the GPUs measured), so a guard zone inside a loan stays where the judge put it.
 //
 // Under the CPU emulator (lend_emu.cpp) device memory is host memory: the judge's emulator puts
