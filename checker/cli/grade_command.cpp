@@ -191,7 +191,8 @@ std::shared_ptr<const Sandbox> grading_sandbox(const GradeArgs& a, bool quiet) {
                      "here: "
                   << why
                   << ".\n  Install bubblewrap (Debian/Ubuntu: apt install bubblewrap), or point "
-                     "--bwrap or CUDALINGS_BWRAP at a bwrap binary; --no-sandbox grades "
+                     "--bwrap or CUDALINGS_BWRAP at a bwrap binary, and build cudalings with "
+                     "libseccomp (libseccomp-dev) for the sandbox's filter; --no-sandbox grades "
                      "without one (not safe for untrusted code).\n";
     return sandbox;
 }

@@ -282,4 +282,13 @@ TEST_CASE("grade without a sandbox warns on every run", "[grade]") {
     CHECK(refused.code == 4);
     CHECK_THAT(refused.err, ContainsSubstring("--no-sandbox"));
     CHECK_FALSE(fs::exists(dir / "out2/x.json"));
+    // Without the sandbox's init (or its seccomp filter, in a build without libseccomp), the
+    // same: no sandbox, said, nothing graded.
+    auto no_init = run_cudalings(
+        {"grade", dir / "subs/x", "--out", dir / "out3", "--step", "1/1"},
+        {{"CUDALINGS_SANDBOX_INIT", "/nonexistent/cudalings-sandbox-init"}});
+    CHECK(no_init.code == 4);
+    CHECK_THAT(no_init.err, ContainsSubstring("/nonexistent/cudalings-sandbox-init"));
+    CHECK_THAT(no_init.err, ContainsSubstring("--no-sandbox"));
+    CHECK_FALSE(fs::exists(dir / "out3/x.json"));
 }
