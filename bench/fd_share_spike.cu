@@ -44,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "judge_link.h"
 #include "lend.h"
 #include "sandbox.h"
 #include "seccomp_filter.h"
@@ -186,13 +187,12 @@ int learner(int sock, pid_t judge, bool filter) {
     const auto t0 = Clock::now();
     Message ready = make("ready");
     if (filter) {
-        std::string why;
-        bool dropped = cudalings::seccomp::drop_capabilities(&why);
-        if (!cudalings::seccomp::install({getpid()}, &why)) {
-            std::fprintf(stderr, "learner: filter not installed: %s\n", why.c_str());
+        const cudalings::seccomp::Confinement c = cudalings::seccomp::confine_self();
+        if (!c.filtered) {
+            std::fprintf(stderr, "learner: filter not installed: %s\n", c.why.c_str());
             return 4;
         }
-        ready.c = dropped;
+        ready.c = c.no_capabilities;
     }
     ready.w = ms_since(t0);
     const auto t1 = Clock::now();
@@ -357,16 +357,9 @@ bool run_mode(const Mode& mode, const std::string& self, const std::string& bwra
         }
     }
     const auto t_fork = Clock::now();
-    pid_t pid = ::fork();
-    if (pid == 0) {
-        cudalings::DescriptorMove moves[2] = {{sv[1], 3}, {bpf, cudalings::Sandbox::kFilterDescriptor}};
-        if (!cudalings::arrange_descriptors(moves, bpf >= 0 ? 2 : 1)) ::_exit(120);
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(a.data());
-        args.push_back(nullptr);
-        ::execv(args[0], args.data());
-        ::_exit(121);
-    }
+    cudalings::DescriptorMove moves[2] = {{sv[1], 3},
+                                           {bpf, cudalings::Sandbox::kFilterDescriptor}};
+    const pid_t pid = cudalings::spawn(argv, moves, bpf >= 0 ? 2 : 1);
     ::close(sv[1]);
     if (bpf >= 0) ::close(bpf);
     const int sock = sv[0];

@@ -74,6 +74,13 @@ bool drop_capabilities(std::string* why) {
            data[1].permitted == 0;
 }
 
+Confinement confine_self() {
+    Confinement c;
+    c.no_capabilities = drop_capabilities(&c.why);
+    c.filtered = install({::getpid()}, &c.why);
+    return c;
+}
+
 #ifdef CUDALINGS_HAVE_SECCOMP
 
 namespace {

@@ -51,6 +51,14 @@ bool install(const Policy& policy, std::string* why = nullptr);
 // Call before install() (dropping the bounding set needs CAP_SETPCAP). True when none is left.
 bool drop_capabilities(std::string* why = nullptr);
 
+// What a process that runs a learner's code does to itself before loading it: drop_capabilities,
+// then install with Policy{getpid()}. `why` says what could not be done.
+struct Confinement {
+    bool no_capabilities = false, filtered = false;
+    std::string why;
+};
+Confinement confine_self();
+
 // The filter as a BPF program (what `bwrap --seccomp FD` reads) written to a new anonymous
 // file, rewound: the descriptor to pass, or -1 with `why`. The caller closes it.
 int export_bpf(const Policy& policy, std::string* why = nullptr);

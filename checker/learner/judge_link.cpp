@@ -11,9 +11,22 @@
 
 #include "sandbox.h"
 #include "seccomp_filter.h"
-#include "supervise.h"
 
 namespace cudalings {
+
+pid_t spawn(const std::vector<std::string>& argv, const DescriptorMove* moves, int count) {
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::setpgid(0, 0);
+        if (!arrange_descriptors(moves, count)) ::_exit(120);
+        ::execv(args[0], args.data());
+        ::_exit(121);
+    }
+    return pid;
+}
 
 JudgeLink::~JudgeLink() { finish(1); }
 
@@ -37,21 +50,12 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
             return false;
         }
     }
-    pid_ = ::fork();
-    if (pid_ == 0) {
-        ::setpgid(0, 0);
-        DescriptorMove moves[3];
-        int count = 0;
-        moves[count++] = {sv[1], 3};
-        if (how.shared_memory >= 0) moves[count++] = {how.shared_memory, 4};
-        if (bpf >= 0) moves[count++] = {bpf, Sandbox::kFilterDescriptor};
-        if (!arrange_descriptors(moves, count)) ::_exit(120);
-        std::vector<char*> args;
-        for (auto& a : argv) args.push_back(a.data());
-        args.push_back(nullptr);
-        ::execv(args[0], args.data());
-        ::_exit(121);
-    }
+    DescriptorMove moves[3];
+    int count = 0;
+    moves[count++] = {sv[1], 3};
+    if (how.shared_memory >= 0) moves[count++] = {how.shared_memory, 4};
+    if (bpf >= 0) moves[count++] = {bpf, Sandbox::kFilterDescriptor};
+    pid_ = spawn(argv, moves, count);
     ::close(sv[1]);
     if (bpf >= 0) ::close(bpf);
     socket_ = sv[0];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "lend.h"
+#include "supervise.h"
 #include "remote_call.h"
 #include "wire.h"
 
@@ -36,6 +37,11 @@ struct LearnerState {
     int exit_code = -1, signal = 0;
     std::string message;  // the learner's own text with a refusal (a failed load)
 };
+
+// Starts `argv` in a process group of its own with `moves` in place (supervise.h). The argument
+// array is built before the fork: the judge has CUDA's threads, so the child may not allocate.
+// The child's pid, or -1.
+pid_t spawn(const std::vector<std::string>& argv, const DescriptorMove* moves, int count);
 
 class JudgeLink : public kit::remote::Lender {
   public:

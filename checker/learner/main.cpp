@@ -101,10 +101,10 @@ int main(int argc, char** argv) {
     // 1. Confined before anything of the learner's exists in this process.
     wire::Message ready = reply(wire::Kind::Ready);
     if (filter) {
-        std::string why;
-        if (seccomp::drop_capabilities(&why)) ready.flags |= wire::kNoCapabilities;
-        if (seccomp::install({::getpid()}, &why)) ready.flags |= wire::kFiltered;
-        else wire::set_text(ready, why);
+        const seccomp::Confinement c = seccomp::confine_self();
+        if (c.no_capabilities) ready.flags |= wire::kNoCapabilities;
+        if (c.filtered) ready.flags |= wire::kFiltered;
+        else wire::set_text(ready, c.why);
     }
     // The judge's shared device memory, where there is one (the emulator's: descriptor 4).
     {

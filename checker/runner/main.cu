@@ -249,9 +249,8 @@ struct LoadedStep {
 // sanitizer or a profiler, whose tools work inside this process. Where the filter cannot be
 // installed (a build without libseccomp) the check goes on as before.
 void confine_before_loading() {
-    std::string why;
-    (void)seccomp::drop_capabilities(&why);
-    if (!seccomp::install({::getpid()}, &why)) emit_message("note", "no seccomp filter: " + why);
+    const seccomp::Confinement c = seccomp::confine_self();
+    if (!c.filtered) emit_message("note", "no seccomp filter: " + c.why);
 }
 
 int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
