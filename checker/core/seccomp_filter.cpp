@@ -1,5 +1,6 @@
 #include "seccomp_filter.h"
 
+#include <cstdint>
 #include <cerrno>
 #include <cstring>
 #include <memory>

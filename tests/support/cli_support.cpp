@@ -172,9 +172,12 @@ FixtureBatch grade_fixture_batch(const std::vector<FixtureSpec>& fixtures,
     for (const auto& f : fixtures)
         args.push_back(make_submission(f, (parent / "submissions").string()));
     std::string step = fixtures.front().step.substr(0, fixtures.front().step.size() - 3);
-    // A hang is told apart after 8 s without progress: enough for any fixture's real work.
-    args.insert(args.end(),
-                {"--step", step, "--repeat", "2", "--out", out.string(), "--case-timeout", "8"});
+    // A hang is told apart after 8 s without progress: enough for any fixture's real work, unless
+    // the fixture's own flags give it longer (grade refuses a second --case-timeout).
+    args.insert(args.end(), {"--step", step, "--repeat", "2", "--out", out.string()});
+    const auto& flags = fixtures.front().flags;
+    if (std::find(flags.begin(), flags.end(), "--case-timeout") == flags.end())
+        args.insert(args.end(), {"--case-timeout", "8"});
     if (!fixtures.front().timing) args.push_back("--no-time");
     for (const auto& flag : fixtures.front().flags) args.push_back(flag);
     args.insert(args.end(), extra_args.begin(), extra_args.end());
