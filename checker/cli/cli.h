@@ -30,6 +30,7 @@ struct Options {
     bool explain = false;     // cudalings emulator: --explain
     bool no_emulate = false;  // without a GPU: compile only (SKIPPED, exit 77)
     bool no_hazards = false;  // on a GPU: no hazard pass on the CPU emulator
+    bool judge_split = false;  // on a GPU: the step runs in a learner's process (--judge-split)
     double compile_timeout = 120;
     double case_timeout = 20;
     std::string seed;
@@ -60,6 +61,8 @@ bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Ma
 // What `check` and `grade` share: limits, timing, the sanitizer, and the seed (the one asked
 // for, or a fresh one). False, after saying why, when the seed is not hexadecimal.
 bool check_options(const Options& o, CheckOptions& options);
+// CUDALINGS_JUDGE_SPLIT=1: --judge-split for every check and grade (a maintainer's whole-suite run).
+bool judge_split_from_environment();
 
 // Checks one step and records what it means for the learner: progress (a pass marks the step
 // done, a failure of the learner's code clears it; SKIPPED, SETUP_ERROR and INTERNAL_ERROR say

@@ -193,12 +193,18 @@ bool select_steps(const Options& o, const Manifest& m, const Progress& p,
     return true;
 }
 
+bool judge_split_from_environment() {
+    const char* v = std::getenv("CUDALINGS_JUDGE_SPLIT");
+    return v && std::string(v) == "1";
+}
+
 bool check_options(const Options& o, CheckOptions& options) {
     options.timing = !o.no_time;
     options.compile_seconds = o.compile_timeout;
     options.case_idle_seconds = o.case_timeout;
     options.sanitize = o.sanitize;
     options.hazards = !o.no_hazards;
+    options.judge_split = o.judge_split || judge_split_from_environment();
     if (o.seed.empty()) {
         options.seed = fresh_seed();
         return true;
@@ -274,6 +280,9 @@ void add_check_flags(CLI::App* command, Options& o) {
                       "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
     command->add_flag("--explain", o.explain,
                       "emulate, and show teaching metrics: bank conflicts, sectors per request");
+    command->add_flag("--judge-split", o.judge_split,
+                      "on a GPU, run the step in a process of its own that the checker judges "
+                      "from outside (also CUDALINGS_JUDGE_SPLIT=1)");
     command->add_flag("--no-hazards", o.no_hazards,
                       "on a GPU, skip the hazard pass (the CPU emulator's race, barrier, mask and "
                       "bounds checks on the small cases)");

@@ -55,6 +55,9 @@ struct CheckOptions {
     // On a GPU, the emulator's analysis of the small cases too (races, barriers, masks, bounds,
     // uninitialised reads): a hazard is MEMORY_ERROR whatever numbers the GPU happened to give.
     bool hazards = true;
+    // The judge split (runner/split.h): on a GPU, the step is loaded and called in a learner's
+    // process of its own (cudalings-learner), the runner judging it from outside.
+    bool judge_split = false;
     // Sealed runs (sandbox.h): when set, every child that reads or runs the learner's code
     // (preprocessing, nvcc, nm, the emulator's build, the runner, compute-sanitizer) runs in it.
     std::shared_ptr<const Sandbox> sandbox;
@@ -119,6 +122,10 @@ class Checker {
 
     // The lesson's checks plugin (or its baselines), built when first needed; empty on failure,
     // with `error` saying why.
+    // The judge split's call shims of a lesson (kit/shim.h), built beside its GPU checks
+    // `checks` (once, then cached): the path, or "" with `error`.
+    std::string lesson_shims(const LessonInfo& lesson, const std::string& checks,
+                             std::string* error);
     std::string lesson_checks(const LessonInfo& lesson, bool emulated, bool baselines,
                               std::string* error);
 
@@ -154,6 +161,7 @@ class Checker {
     std::string emulated_runner() const;
     // The step's reference solution, built on demand (empty when it cannot be built).
     std::string reference(const LessonInfo& lesson, const StepInfo& step);
+    std::string shims_;      // the judge split: the current lesson's call shims
     std::string reference_;  // the current step's
     // `first` (optional): the first runner, already started while the step was being built.
     void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,

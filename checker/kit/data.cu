@@ -93,9 +93,9 @@ GuardedBytes::GuardedBytes(std::size_t data_bytes, std::size_t front, std::size_
     : bytes_(data_bytes),
       front_(front),
       back_(back),
-      base_(static_cast<unsigned char*>(dev::allocate(front + data_bytes + back))) {}
+      base_(static_cast<unsigned char*>(dev::allocate_lendable(front + data_bytes + back))) {}
 
-GuardedBytes::~GuardedBytes() { dev::release(base_); }
+GuardedBytes::~GuardedBytes() { dev::release_lendable(base_); }
 
 void GuardedBytes::fill_guards(cudaStream_t s) {
     if (front_) dev::fill_bytes(base_, kGuardByte, front_, s);

@@ -58,6 +58,18 @@ void* allocate(std::size_t bytes) {
 
 void release(void* p) noexcept { cudaFree(p); }
 
+namespace {
+LendableMemory* lendable = nullptr;
+}
+void set_lendable_memory(LendableMemory* m) { lendable = m; }
+void* allocate_lendable(std::size_t bytes) {
+    return lendable ? lendable->allocate(bytes) : allocate(bytes);
+}
+void release_lendable(void* p) noexcept {
+    if (lendable) lendable->release(p);
+    else release(p);
+}
+
 void copy_to_host(void* dst, const void* src, std::size_t bytes) {
     DEV_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }

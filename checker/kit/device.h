@@ -43,6 +43,18 @@ void start_runtime();
 
 void* allocate(std::size_t bytes);  // throws on failure
 void release(void* p) noexcept;
+
+// Memory a learner's step may be given (a problem's buffers, guard zones included). Where the
+// runner judges a step that runs in another process, memory it can lend there (the runner's
+// split.h sets it); else allocate()'s.
+struct LendableMemory {
+    virtual ~LendableMemory() = default;
+    virtual void* allocate(std::size_t bytes) = 0;  // throws dev::Error
+    virtual void release(void* p) noexcept = 0;
+};
+void set_lendable_memory(LendableMemory* m);
+void* allocate_lendable(std::size_t bytes);
+void release_lendable(void* p) noexcept;
 void copy_to_host(void* dst, const void* src, std::size_t bytes);
 void copy_device_to_device_async(void* dst, const void* src, std::size_t bytes, cudaStream_t s);
 void fill_bytes(void* dst, int value, std::size_t bytes, cudaStream_t s);

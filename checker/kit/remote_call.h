@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -244,5 +245,26 @@ struct Signature<R (*)(A...)> {
         return f(std::get<I>(values)...);
     }
 };
+
+// The judge's way to the learner's process, where the runner judges a step it does not load
+// (the judge split). kit::Problem::entry routes a call there when its `fn` is learner_entry():
+// the arguments are packed with the entry point's signature and `send` carries them over.
+struct Route {
+    std::string symbol;             // the lesson's entry point
+    const Lender* lender = nullptr;  // the judge's memory the call may name
+    // Makes the call in the learner's process: what the call returned. Throws what the runner
+    // makes of a failure found after it (an error at the synchronisation, the process gone).
+    std::function<cudaError_t(const CallMessage&)> send;
+    // Called when the learner's function has returned and its device is being synchronised.
+    std::function<void()> returning;
+    // The learner's own account of the last call (set by send): its events' times. Claims: the
+    // judge's host clock around the same call is the cross-check.
+    bool called = false;
+    double on_stream_us = 0, whole_device_us = 0;
+};
+// The route of this process (null: every call is made here). Defined by the kit (problem.cu).
+Route*& current_route();
+// The `fn` that stands for the learner's entry point when it lives in another process.
+void* learner_entry();
 
 }  // namespace kit::remote

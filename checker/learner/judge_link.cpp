@@ -1,6 +1,7 @@
 #include "judge_link.h"
 
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,9 +19,11 @@ pid_t spawn(const std::vector<std::string>& argv, const DescriptorMove* moves, i
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);
+    const pid_t judge = ::getpid();
     const pid_t pid = ::fork();
     if (pid == 0) {
         ::setpgid(0, 0);
+        if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != judge) ::_exit(122);
         if (!arrange_descriptors(moves, count)) ::_exit(120);
         ::execv(args[0], args.data());
         ::_exit(121);
@@ -37,6 +40,7 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
         return false;
     }
     std::vector<std::string> argv{how.learner, "--step", how.step, "--shims", how.shims};
+    if (!how.symbol.empty()) argv.insert(argv.end(), {"--symbol", how.symbol});
     if (!how.filter) argv.push_back("--no-filter");
     int bpf = -1;
     if (how.sandbox) {
@@ -94,10 +98,10 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
     return true;
 }
 
-bool JudgeLink::lend(lend::Loan& loan, std::string* why) {
+bool JudgeLink::lend(lend::Loan& loan, std::string* why, std::uint32_t* id) {
     wire::Message m;
     m.kind = wire::Kind::Lend;
-    m.loan = static_cast<std::uint32_t>(lent_.size());
+    m.loan = next_id_++;
     m.bytes = loan.bytes;
     m.address = loan.address;
     if (!wire::send(socket_, m, loan.fd >= 0 ? &loan.fd : nullptr, loan.fd >= 0 ? 1 : 0)) {
@@ -113,10 +117,22 @@ bool JudgeLink::lend(lend::Loan& loan, std::string* why) {
         return false;
     }
     lent_.push_back({loan.address, loan.bytes, m.loan});
+    if (id) *id = m.loan;
     return true;
 }
 
-bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r) {
+void JudgeLink::unlend(std::uint32_t id) {
+    lent_.erase(std::remove_if(lent_.begin(), lent_.end(), [&](const Lent& l) { return l.id == id; }),
+                lent_.end());
+    if (socket_ < 0 || state_.ended) return;
+    wire::Message m;
+    m.kind = wire::Kind::Unlend;
+    m.loan = id;
+    if (!wire::send(socket_, m)) reap(false);
+}
+
+bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
+                     const std::function<void()>& returning) {
     wire::Message m;
     m.kind = wire::Kind::Call;
     m.call = c;
@@ -125,10 +141,19 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r) {
         return false;
     }
     wire::Message back;
-    if (!receive(back) || back.kind != wire::Kind::Returned) return false;
+    if (!receive(back)) return false;
+    if (back.kind == wire::Kind::Returning) {
+        if (returning) returning();
+        if (!receive(back)) return false;
+    }
+    if (back.kind != wire::Kind::Returned) return false;
     r.status = back.status;
     r.sync_status = back.sync_status;
+    r.last_status = back.last_status;
+    r.context_ok = back.context_ok != 0;
     r.ms = back.ms;
+    r.on_stream_us = back.on_stream_us;
+    r.whole_device_us = back.whole_device_us;
     back.text[sizeof back.text - 1] = '\0';
     r.text = back.text;
     return true;

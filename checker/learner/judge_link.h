@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,7 @@ struct LearnerStart {
     std::string learner;  // the cudalings-learner executable
     std::string step;     // the learner's object
     std::string shims;    // the lesson's call shims
+    std::string symbol;   // the entry point the learner's object must define ("": not looked up)
     bool filter = true;
     const Sandbox* sandbox = nullptr;  // inside bwrap (with the sandbox's filter too) when set
     int shared_memory = -1;            // lend::shared_memory(): the learner's descriptor 4
@@ -38,8 +40,10 @@ struct LearnerState {
     std::string message;  // the learner's own text with a refusal (a failed load)
 };
 
-// Starts `argv` in a process group of its own with `moves` in place (supervise.h). The argument
-// array is built before the fork: the judge has CUDA's threads, so the child may not allocate.
+// Starts `argv` in a process group of its own with `moves` in place (supervise.h); the child is
+// killed when the judge ends (PR_SET_PDEATHSIG: a learner blocked in a kernel never outlives
+// the judge the supervisor stopped). The argument array is built before the fork: the judge has
+// CUDA's threads, so the child may not allocate.
 // The child's pid, or -1.
 pid_t spawn(const std::vector<std::string>& argv, const DescriptorMove* moves, int count);
 
@@ -53,15 +57,23 @@ class JudgeLink : public kit::remote::Lender {
     // Starts the learner and waits for Ready and Loaded. False when it did not get there:
     // state() says whether it ended (the learner's code, once Ready was said) or refused.
     bool start(const LearnerStart& how, std::string* why);
-    // Lends `loan` (made with lend::make): its descriptor travels, then is closed here.
-    bool lend(lend::Loan& loan, std::string* why);
+    // Lends `loan` (made with lend::make): its descriptor travels, then is closed here. `id`
+    // (when given) gets the loan's number.
+    bool lend(lend::Loan& loan, std::string* why, std::uint32_t* id = nullptr);
+    // Takes a loan back before the judge frees it: the learner unmaps it (no reply; the memory
+    // lives until both sides let it go).
+    void unlend(std::uint32_t id);
     // Makes the call; false when the learner's process went away (state() says how).
     struct Returned {
-        int status = 0, sync_status = 0;
-        double ms = 0;
+        int status = 0, sync_status = 0, last_status = 0;
+        bool context_ok = true;
+        double ms = 0, on_stream_us = 0, whole_device_us = 0;
         std::string text;
     };
-    bool call(const kit::remote::CallMessage& m, Returned& r);
+    // `returning` (when set) is called when the learner says its function returned and the
+    // device's synchronisation begins.
+    bool call(const kit::remote::CallMessage& m, Returned& r,
+              const std::function<void()>& returning = {});
     // Says Quit and waits for the process (killed after `grace_seconds`).
     void finish(double grace_seconds = 5);
 
@@ -82,6 +94,7 @@ class JudgeLink : public kit::remote::Lender {
         std::uint32_t id;
     };
     std::vector<Lent> lent_;
+    std::uint32_t next_id_ = 0;
 };
 
 }  // namespace cudalings

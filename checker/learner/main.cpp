@@ -1,6 +1,6 @@
 // cudalings-learner: the learner's process of the judge split (docs/architecture.md).
 //
-//   cudalings-learner --step STEP.so --shims SHIMS.so [--no-filter]
+//   cudalings-learner --step STEP.so --shims SHIMS.so [--symbol NAME] [--no-filter]
 //
 // The judge starts it with a socket on descriptor 3 (wire.h). Before any of the learner's code
 // is loaded it drops every capability and installs the seccomp filter (no ptrace, no signals to
@@ -59,6 +59,14 @@ class Loans : public kit::remote::Borrower {
   public:
     explicit Loans(cudaStream_t s) : stream_(s) {}
     void add(std::uint32_t loan, Mapping m) { maps_[loan] = m; }
+    // The loan's mapping, forgotten here (zero bytes when there is none).
+    Mapping take(std::uint32_t loan) {
+        auto it = maps_.find(loan);
+        if (it == maps_.end()) return {};
+        Mapping m = it->second;
+        maps_.erase(it);
+        return m;
+    }
     void* address(std::uint32_t loan, std::uint64_t offset) const override {
         auto it = maps_.find(loan);
         if (it == maps_.end() || offset > it->second.bytes)
@@ -85,12 +93,13 @@ wire::Message reply(wire::Kind kind, int status = 0, const std::string& text = {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string step, shims;
+    std::string step, shims, symbol;
     bool filter = true;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--step" && i + 1 < argc) step = argv[++i];
         else if (a == "--shims" && i + 1 < argc) shims = argv[++i];
+        else if (a == "--symbol" && i + 1 < argc) symbol = argv[++i];
         else if (a == "--no-filter") filter = false;
         else {
             std::fprintf(stderr, "cudalings-learner: unknown argument %s\n", a.c_str());
@@ -138,8 +147,14 @@ int main(int argc, char** argv) {
         say(reply(wire::Kind::Loaded, 2, e ? e : "dlopen failed"));
         return 3;
     }
+    if (!symbol.empty() && !dlsym(step_handle, symbol.c_str())) {
+        say(reply(wire::Kind::Loaded, 4, "the file does not define extern \"C\" " + symbol));
+        return 3;
+    }
+    // Non-blocking, as the runner's own (kit/device.cu): work a step puts on the legacy default
+    // stream is not waited for by this stream's events (the runner calls that SUSPECT).
     cudaStream_t stream;
-    if (cudaStreamCreate(&stream) != cudaSuccess) {
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
         say(reply(wire::Kind::Loaded, 3, "cudaStreamCreate failed"));
         return 3;
     }
@@ -147,7 +162,9 @@ int main(int argc, char** argv) {
 
     // 3. Loans and calls, until the judge says Quit or goes away.
     Loans loans(stream);
-    std::vector<std::pair<std::uintptr_t, std::size_t>> mapped;
+    cudaEvent_t start, end, after_sync;
+    for (cudaEvent_t* e : {&start, &end, &after_sync})
+        if (cudaEventCreate(e) != cudaSuccess) return 3;
     for (;;) {
         wire::Message m;
         std::vector<int> fds;
@@ -159,11 +176,12 @@ int main(int argc, char** argv) {
             else for (int fd : fds) ::close(fd);
             wire::Message r = reply(wire::Kind::Mapped, p ? 0 : 1, p ? "" : why);
             r.loan = m.loan;
-            if (p) {
-                loans.add(m.loan, {p, m.bytes});
-                mapped.emplace_back(p, m.bytes);
-            }
+            if (p) loans.add(m.loan, {p, m.bytes});
             if (!say(r)) break;
+        } else if (m.kind == wire::Kind::Unlend) {
+            for (int fd : fds) ::close(fd);
+            const Mapping gone = loans.take(m.loan);
+            if (gone.bytes) lend::unmap(gone.address, gone.bytes);
         } else if (m.kind == wire::Kind::Call) {
             m.call.symbol[sizeof m.call.symbol - 1] = '\0';
             wire::Message r = reply(wire::Kind::Returned);
@@ -175,14 +193,38 @@ int main(int argc, char** argv) {
                                                   : "no call shim for ") +
                                       m.call.symbol);
             } else {
+                // Events around the call on the stream it was given, and after the whole
+                // device's synchronisation (work it left on another stream), as the runner
+                // times a call in its own process (runner/timing.cu).
                 const auto t = std::chrono::steady_clock::now();
+                (void)cudaEventRecord(start, stream);
                 try {
                     r.status = caller(fn, m.call, loans);
                 } catch (const kit::remote::RemoteCallError& e) {
                     r.status = -2;
                     wire::set_text(r, e.what());
                 }
+                (void)cudaEventRecord(end, stream);
+                if (!say(reply(wire::Kind::Returning))) break;
                 r.sync_status = cudaDeviceSynchronize();
+                r.last_status = cudaGetLastError();
+                (void)cudaEventRecord(after_sync, stream);
+                float on_stream = 0, whole = 0;
+                if (cudaEventSynchronize(after_sync) == cudaSuccess &&
+                    cudaEventElapsedTime(&on_stream, start, end) == cudaSuccess &&
+                    cudaEventElapsedTime(&whole, start, after_sync) == cudaSuccess) {
+                    r.on_stream_us = 1000.0 * on_stream;
+                    r.whole_device_us = 1000.0 * whole;
+                }
+                (void)cudaGetLastError();
+                // After an error: does this context still work (a sticky error ends it)?
+                if (r.sync_status != cudaSuccess || r.last_status != cudaSuccess) {
+                    void* probe = nullptr;
+                    r.context_ok = cudaMalloc(&probe, 256) == cudaSuccess &&
+                                   cudaFree(probe) == cudaSuccess &&
+                                   cudaDeviceSynchronize() == cudaSuccess;
+                    (void)cudaGetLastError();
+                }
                 r.ms = std::chrono::duration<double, std::milli>(
                            std::chrono::steady_clock::now() - t)
                            .count();
@@ -192,7 +234,6 @@ int main(int argc, char** argv) {
             break;
         }
     }
-    for (auto& [p, bytes] : mapped) lend::unmap(p, bytes);
     // Not exit(): the learner's atexit handlers and destructors have nothing left to say.
     std::_Exit(0);
 }

@@ -7,8 +7,11 @@
 //                                learner's code is loaded)
 //                      Loaded    the learner's object and the shims are loaded (or why not)
 //                      Mapped    a loan is mapped (or why not)
+//                      Returning the learner's function returned; the device's synchronisation
+//                                follows (a hang from here on is a kernel's, not host code's)
 //                      Returned  a call returned: its cudaError_t, then the synchronisation's
 //   judge -> learner   Lend      one allocation, its descriptor attached
+//                      Unlend    an allocation the judge frees: unmapped (no reply)
 //                      Call      a packed call (remote_call.h)
 //                      Quit
 #pragma once
@@ -21,7 +24,7 @@
 
 namespace cudalings::wire {
 
-enum class Kind : std::uint32_t { Ready = 1, Loaded, Mapped, Returned, Lend, Call, Quit };
+enum class Kind : std::uint32_t { Ready = 1, Loaded, Mapped, Returned, Lend, Call, Quit, Unlend, Returning };
 
 struct Message {
     Kind kind = Kind::Quit;
@@ -30,7 +33,12 @@ struct Message {
     std::uint64_t address = 0;     // Lend: the judge's address of the loan (the emulator's)
     std::int32_t status = 0;       // Returned: the call's cudaError_t; Loaded/Mapped: 0 = ok
     std::int32_t sync_status = 0;  // Returned: cudaDeviceSynchronize's after it
+    std::int32_t last_status = 0;  // Returned: cudaGetLastError's after that
+    std::int32_t context_ok = 1;   // Returned: the context still works (no sticky error)
     double ms = 0;                 // Ready: context start; Returned: the call's host time
+    // Returned: the learner's events around the call on its stream, and to after the device's
+    // synchronisation (microseconds). Claims, checked against the judge's clock.
+    double on_stream_us = 0, whole_device_us = 0;
     std::uint32_t flags = 0;       // Ready: kFiltered | kNoCapabilities
     char text[512] = {};           // why something failed
     kit::remote::CallMessage call; // Call

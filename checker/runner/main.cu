@@ -13,6 +13,9 @@
 //   cudalings-runner check --checks CHECKS.so --problem NAME --step FILE.so
 //                          [--reference FILE.so] --seed HEX [--first-case K] [--time]
 //                          [--timed-size N] [--max-n N] [--exact-inputs]
+//                          [--learner cudalings-learner --shims SHIMS.so]
+//       with --learner (GPU only): the judge split (split.h). The step is never loaded here:
+//       a learner's process loads it and makes the calls on memory this process lends it
 //   cudalings-runner baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME
 //                             --name BASELINE --seed HEX [--timed-size N]
 //   cudalings-runner profile --checks CHECKS.so --problem NAME --step FILE.so --seed HEX
@@ -21,6 +24,7 @@
 //       (`cudalings profile` runs it under `ncu --profile-from-start off`)
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -30,6 +34,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -43,6 +48,9 @@
 #include "driver.h"
 #include "kit.h"
 #include "timing.h"
+#ifndef CUDALINGS_EMULATOR
+#include "split.h"
+#endif
 #ifdef CUDALINGS_EMULATOR  // cudalings-runner-emu (emulator/CMakeLists.txt)
 #include "emulator_adapter.h"
 #endif
@@ -178,6 +186,7 @@ int copy_bandwidth() {
 struct CheckArgs {
     std::string checks, baselines, problem, step, reference, baseline;
     std::string column;  // profile: the timed case's column ("": the first)
+    std::string learner, shims;  // the judge split: the learner's process and the call shims
     std::uint64_t seed = 0;
     int first_case = 0;
     bool time = false;
@@ -242,6 +251,9 @@ struct LoadedStep {
     dev::Properties props;
     cudaStream_t stream = nullptr;
     void* fn = nullptr;
+#ifndef CUDALINGS_EMULATOR
+    std::unique_ptr<runner::Split> split;  // the learner's process, when the step runs there
+#endif
 };
 // Before the learner's code is loaded, this process confines itself as the learner's process of
 // the judge split does (core/seccomp_filter.h): no capabilities, and no ptrace, no
@@ -253,6 +265,50 @@ void confine_before_loading() {
     if (!c.filtered) emit_message("note", "no seccomp filter: " + c.why);
 }
 
+#ifndef CUDALINGS_EMULATOR
+// The judge split: the learner's process loads the step (and is confined there, before any of
+// the learner's code runs); this process keeps the checks, the key and the reference.
+int start_learner(const CheckArgs& args, LoadedStep& out) {
+    out.split = std::make_unique<runner::Split>();
+    std::string why;
+    bool learner_fault = false;
+    emit_event("step_loading");
+    const bool started = out.split->start(
+        {args.learner, args.step, args.shims, out.problem->symbol}, &why, &learner_fault);
+    emit_event("step_loaded");
+    if (started) {
+        out.split->on_returning([] { emit_event("call_end"); });
+        out.fn = kit::remote::learner_entry();
+        return -1;
+    }
+    if (learner_fault) {  // ended by the learner's own code (a constructor, an initialiser)
+        const cudalings::LearnerState& st = out.split->state();
+        CaseResult c;
+        c.index = 0;
+        c.name = "loading your file";
+        c.verdict = Verdict::Crash;
+        c.reason = "your file's code ended the process while it was being loaded: " +
+                   (st.signal ? std::string("signal ") + std::to_string(st.signal) + " (" +
+                                    ::strsignal(st.signal) + ")"
+                              : "exit code " + std::to_string(st.exit_code));
+        c.detail =
+            "code of yours that runs before any call ended it: a constructor or initialiser of a "
+            "global or static object, or an __attribute__((constructor)) function (exit(), "
+            "abort(), a crash)";
+        emit(event_json(CasesEvent{1, out.problem->name, out.problem->advice}));
+        emit(event_json(c));
+        emit_event("done");
+        return 0;
+    }
+    if (!out.split->state().message.empty()) {
+        emit_message("load_error", out.split->state().message);
+        return 0;
+    }
+    emit_message("internal_error", "the learner's process did not start: " + why);
+    return 1;
+}
+#endif
+
 int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     out.problem = find_problem(args);
     if (!out.problem) return 1;
@@ -262,6 +318,9 @@ int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
         return 1;
     }
     out.stream = dev::create_stream();
+#ifndef CUDALINGS_EMULATOR
+    if (!args.learner.empty()) return start_learner(args, out);
+#endif
     std::string error;
     // Between these two the learner's code runs for the first time (its constructors and
     // static initialisers): a process that ends there ended by the learner's hand.
@@ -398,10 +457,23 @@ void emit_not_run(int index, const std::string& name, const kit::Case& c) {
     emit(event_json(skipped));
 }
 
+// After a learner's CUDA error: can the learner's step still be called (in this process, or in
+// the learner's own)?
+bool learner_usable(const LoadedStep& step) {
+#ifndef CUDALINGS_EMULATOR
+    if (step.split) return step.split->learner_context_ok();
+#endif
+    (void)step;
+    return context_usable();
+}
+
 int check(const CheckArgs& args) {
     LoadedStep step;
     if (int code = load_step(args, step, !args.exact_inputs); code >= 0) return code;
-    const auto& [problem, props, stream, fn] = step;
+    const kit::ProblemInfo* problem = step.problem;
+    const dev::Properties& props = step.props;
+    cudaStream_t stream = step.stream;
+    void* fn = step.fn;
     void* reference = nullptr;
     if (!args.reference.empty()) {
         std::string ref_error;
@@ -460,7 +532,16 @@ int check(const CheckArgs& args) {
             result.detail = std::string(e.returned ? "returned by your function: "
                                                    : "raised by your kernel: ") +
                             explain(e.code);
-            stop = !context_usable();
+            stop = !learner_usable(step);
+#ifndef CUDALINGS_EMULATOR
+        } catch (const runner::LearnerGone& e) {
+            result.verdict = Verdict::Crash;
+            result.reason = e.reason;
+            result.detail = e.why +
+                            ": your code, in a call of your function (exit(), abort(), a crash in "
+                            "host code, a signal)";
+            stop = true;
+#endif
         } catch (const dev::Error& e) {
             // The runner's own call failed after the learner's code ran: a sticky error the
             // learner's kernel left behind is the usual cause.
@@ -520,6 +601,11 @@ int check(const CheckArgs& args) {
         } catch (const runner::LearnerError& e) {
             emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
             return 0;
+#ifndef CUDALINGS_EMULATOR
+        } catch (const runner::LearnerGone& e) {
+            emit(event_json(TimingErrorEvent{e.reason, e.why}));
+            return 0;
+#endif
         }
     }
     emit_event("done");
@@ -560,7 +646,10 @@ int baseline(const CheckArgs& args) {
 int profile(const CheckArgs& args) {
     LoadedStep step;
     if (int code = load_step(args, step, false); code >= 0) return code;
-    const auto& [problem, props, stream, fn] = step;
+    const kit::ProblemInfo* problem = step.problem;
+    const dev::Properties& props = step.props;
+    cudaStream_t stream = step.stream;
+    void* fn = step.fn;
     runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
     const auto timed = driver.timed_cases(args.timed_size);
     const kit::Case* chosen = nullptr;
@@ -626,6 +715,12 @@ int main(int argc, char** argv) {
     elapsed_ms();  // the clock starts here
     if (fcntl(3, F_GETFD) != -1) channel_fd = 3;
 #ifndef CUDALINGS_EMULATOR
+    // The judge of the judge split holds its key and checks away from the learner's process:
+    // not dumpable, so no process of the same user opens its /proc/<pid>/mem, environ or fds.
+    for (int i = 1; i < argc; ++i)
+        if (std::strcmp(argv[i], "--learner") == 0) ::prctl(PR_SET_DUMPABLE, 0);
+#endif
+#ifndef CUDALINGS_EMULATOR
     // A check starts CUDA before it takes its key: the checker may start this process while
     // the step is still being built and hold the key back until the build is done, so the
     // context's creation (a fifth of a second) overlaps the build.
@@ -675,6 +770,10 @@ int main(int argc, char** argv) {
                 args.max_n = std::strtoull(value().c_str(), nullptr, 10);
             else if (a == "--large-n")
                 args.large_n = std::strtoull(value().c_str(), nullptr, 10);
+            else if (a == "--learner")
+                args.learner = value();
+            else if (a == "--shims")
+                args.shims = value();
             else
                 usage(("unknown option " + a).c_str());
         }
@@ -687,6 +786,11 @@ int main(int argc, char** argv) {
         }
         if (args.problem.empty() || args.step.empty())
             usage((command + " needs --problem and --step").c_str());
+        if (!args.learner.empty() && (args.shims.empty() || command != "check" || args.exact_inputs))
+            usage("--learner needs --shims, and is for check only (not with --exact-inputs)");
+#ifdef CUDALINGS_EMULATOR
+        if (!args.learner.empty()) usage("--learner needs the GPU runner");
+#endif
 #ifndef CUDALINGS_EMULATOR
         // The ordinary exit: the profiler's own tear-down runs (its results are complete)
         if (command == "profile") return profile(args);

@@ -72,7 +72,25 @@ struct Sample {
     double host_us = 0;          // the host's clock around all of it
 };
 
-Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream_t s) {
+Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream_t s,
+                bool remote = false) {
+    // A call made in the learner's process (the judge split): its own events are the times,
+    // this process's host clock around the whole round trip their cross-check.
+    kit::remote::Route* route = kit::remote::current_route();
+    if (route) route->called = false;
+    if (remote) {
+        // No work of this process's around it: another context's events would make the GPU
+        // switch between the two processes inside the learner's round trip.
+        const auto host_start = Clock::now();
+        const cudaError_t returned = call(s);
+        if (returned != cudaSuccess) throw LearnerError{returned, true};
+        Sample sample;
+        sample.host_us =
+            std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();
+        sample.on_stream_us = route ? route->on_stream_us : 0;
+        sample.whole_device_us = route ? route->whole_device_us : 0;
+        return sample;
+    }
     dev::Event start, end, after_sync;
     auto host_start = Clock::now();
     start.record(s);
@@ -87,6 +105,10 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
     sample.host_us = std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();
     sample.on_stream_us = 1000.0 * end.ms_since(start);
     sample.whole_device_us = 1000.0 * after_sync.ms_since(start);
+    if (route && route->called) {
+        sample.on_stream_us = route->on_stream_us;
+        sample.whole_device_us = route->whole_device_us;
+    }
     return sample;
 }
 
@@ -112,6 +134,8 @@ double ms_since(Clock::time_point t) {
 PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference,
                      const std::function<void()>& tick) {
     L2Flush flush(l2_bytes);
+    // The judge split: the learner's calls are made in its own process (kit/remote_call.h).
+    const bool remote = kit::remote::current_route() != nullptr;
     auto learner = [&](cudaStream_t st) { return run.learner(st); };
     auto reference = [&](cudaStream_t st) { return run.reference(st); };
 
@@ -122,7 +146,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     auto warm_start = Clock::now();
     std::vector<double> warm_mine, warm_theirs;
     while (true) {
-        warm_mine.push_back(time_one(learner, s).on_stream_us);
+        warm_mine.push_back(time_one(learner, s, remote).on_stream_us);
         if (with_reference) warm_theirs.push_back(time_one(reference, s).on_stream_us);
         if (tick) tick();
         bool stable = cudalings::warmed_up(warm_mine) &&
@@ -168,7 +192,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
         t.untimed_ms += ms_since(untimed);
-        mine_samples.add(time_one(learner, s));
+        mine_samples.add(time_one(learner, s, remote));
         // Every timed output is verified (untimed).
         untimed = Clock::now();
         kit::Outcome check = run.verify_learner(s);
@@ -207,14 +231,16 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
 ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
                           const std::function<void()>& begin, const std::function<void()>& end) {
     L2Flush flush(l2_bytes);
+    // The judge split: the learner's calls are made in its own process (kit/remote_call.h).
+    const bool remote = kit::remote::current_route() != nullptr;
     auto learner = [&](cudaStream_t st) { return run.learner(st); };
-    time_one(learner, s);  // warm-up: the first launch's costs are paid outside the profile
+    time_one(learner, s, remote);  // warm-up: the first launch's costs are paid outside the profile
     run.refresh(s, 0x5eed0000ull);
     flush.run(s);
     begin();
     Sample sample;
     try {
-        sample = time_one(learner, s);
+        sample = time_one(learner, s, remote);
     } catch (...) {
         try {  // the learner's error is the news; the profiler's stop after it is not
             end();

@@ -170,6 +170,7 @@ class StencilProblem : public Problem {
             "Only out[0 .. n) may be written: a tile past the end of the array must "
             "test i < n before its store.");
         ws_.on_overrun("The workspace holds n floats: a time step that writes it must stop at n.");
+        share_host(weights_.data(), weights_.size() * sizeof(float));
     }
     cudaError_t call(void* fn, Side side) override {
         return entry<decltype(&stencil_1d)>(fn)(in_, out_.at(side), n(), weights_.data(), radius(),

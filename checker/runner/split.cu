@@ -1,0 +1,117 @@
+#include "split.h"
+
+#include <string.h>
+
+#include "supervise.h"
+#include "timing.h"
+
+namespace runner {
+
+namespace lend = cudalings::lend;
+
+Split::~Split() { finish(); }
+
+bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
+    cudalings::LearnerStart s;
+    s.learner = how.learner;
+    s.step = how.step;
+    s.shims = how.shims;
+    s.symbol = how.symbol;
+    s.filter = true;
+    *learner_fault = false;
+    if (!link_.start(s, why)) {
+        const cudalings::LearnerState& st = link_.state();
+        // Ready was said and Loaded was not: the learner's code (a constructor) ended it.
+        *learner_fault = st.ready && !st.loaded && st.ended && st.message.empty();
+        if (*learner_fault && why) *why = ended();
+        return false;
+    }
+    route_.symbol = how.symbol;
+    route_.lender = this;
+    route_.send = [this](const kit::remote::CallMessage& m) { return send(m); };
+    kit::remote::current_route() = &route_;
+    dev::set_lendable_memory(this);
+    started_ = true;
+    return true;
+}
+
+void Split::finish() {
+    if (!started_) return;
+    started_ = false;
+    kit::remote::current_route() = nullptr;
+    link_.finish();
+}
+
+void* Split::allocate(std::size_t bytes) {
+    lend::Loan loan;
+    std::string why;
+    if (!lend::make(bytes, loan, &why))
+        throw dev::Error(cudaErrorMemoryAllocation, "device memory the learner's process can "
+                                                    "map (" + std::to_string(bytes) +
+                                                        " bytes): " + why);
+    held_[loan.address].loan = loan;
+    return reinterpret_cast<void*>(loan.address);
+}
+
+void Split::release(void* p) noexcept {
+    auto it = held_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == held_.end()) return;
+    if (it->second.lent) link_.unlend(it->second.id);
+    lend::release(it->second.loan);
+    held_.erase(it);
+}
+
+bool Split::locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = held_.upper_bound(a);
+    if (it == held_.begin()) return false;
+    --it;
+    Held& h = it->second;
+    if (a >= h.loan.address + h.loan.bytes) return false;
+    if (!h.lent) {
+        std::string why;
+        if (!link_.lend(h.loan, &why, &h.id))
+            throw LearnerGone{link_.state().ended ? ended()
+                                                  : "it did not map a buffer it was lent: " + why,
+                              end_reason()};
+        h.lent = true;
+    }
+    loan = h.id;
+    offset = a - h.loan.address;
+    return true;
+}
+
+cudaError_t Split::send(const kit::remote::CallMessage& m) {
+    cudalings::JudgeLink::Returned r;
+    route_.called = false;
+    if (!link_.call(m, r, route_.returning)) throw LearnerGone{ended(), end_reason()};
+    if (r.status == -1 || r.status == -2)  // no shim, or a message it could not unpack: ours
+        throw dev::Error(cudaErrorUnknown, "the learner's process could not make the call: " + r.text);
+    route_.called = true;
+    route_.on_stream_us = r.on_stream_us;
+    route_.whole_device_us = r.whole_device_us;
+    context_ok_ = r.context_ok;
+    if (r.status != cudaSuccess) return static_cast<cudaError_t>(r.status);
+    if (r.sync_status != cudaSuccess) throw LearnerError{static_cast<cudaError_t>(r.sync_status), false};
+    if (r.last_status != cudaSuccess) throw LearnerError{static_cast<cudaError_t>(r.last_status), false};
+    return cudaSuccess;
+}
+
+std::string Split::end_reason() const {
+    const cudalings::LearnerState& st = link_.state();
+    if (!st.ended) return "stopped answering";
+    return st.signal ? cudalings::describe_signal(st.signal)
+                     : "exit code " + std::to_string(st.exit_code);
+}
+
+std::string Split::ended() const {
+    const cudalings::LearnerState& st = link_.state();
+    if (!st.ended) return "the process running your code stopped answering";
+    if (st.signal)
+        return "the process running your code was ended by signal " + std::to_string(st.signal) +
+               " (" + ::strsignal(st.signal) + ")";
+    return "the process running your code exited (exit code " + std::to_string(st.exit_code) +
+           ") instead of returning";
+}
+
+}  // namespace runner

@@ -1,0 +1,73 @@
+// The runner as the judge of the judge split (docs/architecture.md): the learner's object is
+// never loaded here. A learner's process (cudalings-learner) loads it with the lesson's call
+// shims; this process makes every buffer, in device memory it can lend (learner/lend.h), sends
+// each call packed (kit/remote_call.h), and reads the outputs from its own mappings. What the
+// learner's process says is a claim at most: that a call returned, with which cudaError_t, and
+// its own events' times, which the judge's clock checks.
+//
+// A buffer is lent the first time a call names it, and taken back when the judge frees it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+
+#include "device.h"
+#include "judge_link.h"
+#include "lend.h"
+#include "remote_call.h"
+
+namespace runner {
+
+// The learner's process ended (by its own hand: a crash, an exit in a call) during a call.
+struct LearnerGone {
+    std::string why;
+    std::string reason;  // as an ended runner's is worded: "exit code 1", "SIGSEGV"
+};
+
+class Split : public kit::remote::Lender, public dev::LendableMemory {
+  public:
+    Split() = default;
+    ~Split() override;
+    Split(const Split&) = delete;
+    Split& operator=(const Split&) = delete;
+
+    struct Start {
+        std::string learner, step, shims, symbol;
+    };
+    // Starts the learner's process and makes this process the route of every call of the
+    // learner's entry point. False with `why` when the learner's process did not get as far as
+    // Loaded; `learner_fault` then says whether the learner's code ended it (after Ready).
+    bool start(const Start& how, std::string* why, bool* learner_fault);
+    // Says Quit and waits for the learner's process.
+    void finish();
+
+    // dev::LendableMemory
+    void* allocate(std::size_t bytes) override;
+    void release(void* p) noexcept override;
+    // kit::remote::Lender: lends the allocation holding `p` now if it is not lent yet.
+    bool locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const override;
+
+    // Called when the learner's function has returned (its device is being synchronised).
+    void on_returning(std::function<void()> f) { route_.returning = std::move(f); }
+    // Whether the learner's context still works after the last call (no sticky error).
+    bool learner_context_ok() const { return context_ok_; }
+    const cudalings::LearnerState& state() const { return link_.state(); }
+
+  private:
+    cudaError_t send(const kit::remote::CallMessage& m);
+    std::string ended() const;
+    std::string end_reason() const;
+    struct Held {
+        cudalings::lend::Loan loan;
+        bool lent = false;
+        std::uint32_t id = 0;
+    };
+    mutable cudalings::JudgeLink link_;
+    mutable std::map<std::uintptr_t, Held> held_;  // by address
+    kit::remote::Route route_;
+    bool started_ = false, context_ok_ = true;
+};
+
+}  // namespace runner
