@@ -25,10 +25,8 @@
 
 #include <cuda_runtime.h>
 
-#include <cstddef>
 #include <functional>
 #include <memory>
-#include <type_traits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,55 +38,6 @@
 
 namespace kit {
 
-// Small host arrays a problem passes to its entry point (stencil weights): they travel with a
-// call to the learner's process, copied into the message.
-using HostBlocks = std::vector<std::pair<const void*, std::size_t>>;
-
-// What Problem::entry returns: called like the entry point itself. With the learner's step in
-// this process, a plain call; with the learner's step in its own (fn == remote::learner_entry()),
-// the arguments packed and sent along the process's route (remote_call.h).
-template <typename Fn>
-class Invoker;
-
-template <typename R, typename... A>
-class Invoker<R (*)(A...)> {
-  public:
-    Invoker(void* fn, const HostBlocks& host) : fn_(fn), host_(host) {}
-    R operator()(A... args) const {
-        if (fn_ != remote::learner_entry()) return reinterpret_cast<R (*)(A...)>(fn_)(args...);
-        static_assert(std::is_same_v<R, cudaError_t>, "an entry point returns cudaError_t");
-        remote::Route* route = remote::current_route();
-        if (!route || !route->lender || !route->send)
-            throw remote::RemoteCallError("a call for the learner's process with no route to it");
-        const WithHost lender(*route->lender, host_);
-        return route->send(
-            remote::Signature<R (*)(A...)>::pack(route->symbol.c_str(), lender, args...));
-    }
-
-  private:
-    // The route's lender, and this problem's host arrays.
-    class WithHost : public remote::Lender {
-      public:
-        WithHost(const remote::Lender& memory, const HostBlocks& host) : memory_(memory), host_(host) {}
-        bool locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const override {
-            return memory_.locate(p, loan, offset);
-        }
-        bool host_block(const void* p, std::uint64_t& bytes) const override {
-            for (const auto& [at, size] : host_)
-                if (at == p) {
-                    bytes = size;
-                    return true;
-                }
-            return false;
-        }
-
-      private:
-        const remote::Lender& memory_;
-        const HostBlocks& host_;
-    };
-    void* fn_;
-    const HostBlocks& host_;
-};
 
 // How the buffers of one problem are made.
 struct Setup {
@@ -137,8 +86,8 @@ class Problem {
   protected:
     // The entry point `fn`, called like a function of type Fn (here or in the learner's process).
     template <typename Fn>
-    Invoker<Fn> entry(void* fn) const {
-        return Invoker<Fn>(fn, host_);
+    remote::Invoker<Fn> entry(void* fn) const {
+        return remote::Invoker<Fn>(fn, host_);
     }
     // A small host array (at most 4 KiB in all) that calls of this problem pass by pointer: a
     // call made in the learner's process gets a copy of its bytes.
@@ -150,7 +99,7 @@ class Problem {
     Case case_;
     Setup setup_;
     std::vector<Buffer*> buffers_;
-    HostBlocks host_;
+    remote::HostBlocks host_;
     u64 inputs_ = 0;
 };
 

@@ -36,6 +36,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace kit::remote {
 
@@ -266,5 +267,55 @@ struct Route {
 Route*& current_route();
 // The `fn` that stands for the learner's entry point when it lives in another process.
 void* learner_entry();
+
+// Small host arrays a problem passes to its entry point (stencil weights): they travel with a
+// call to the learner's process, copied into the message.
+using HostBlocks = std::vector<std::pair<const void*, std::size_t>>;
+
+// What Problem::entry returns: called like the entry point itself. With the learner's step in
+// this process, a plain call; with the learner's step in its own (fn == learner_entry()),
+// the arguments packed and sent along the process's route (above).
+template <typename Fn>
+class Invoker;
+
+template <typename R, typename... A>
+class Invoker<R (*)(A...)> {
+  public:
+    Invoker(void* fn, const HostBlocks& host) : fn_(fn), host_(host) {}
+    R operator()(A... args) const {
+        if (fn_ != learner_entry()) return reinterpret_cast<R (*)(A...)>(fn_)(args...);
+        static_assert(std::is_same_v<R, cudaError_t>, "an entry point returns cudaError_t");
+        Route* route = current_route();
+        if (!route || !route->lender || !route->send)
+            throw RemoteCallError("a call for the learner's process with no route to it");
+        const WithHost lender(*route->lender, host_);
+        return route->send(
+            Signature<R (*)(A...)>::pack(route->symbol.c_str(), lender, args...));
+    }
+
+  private:
+    // The route's lender, and this problem's host arrays.
+    class WithHost : public Lender {
+      public:
+        WithHost(const Lender& memory, const HostBlocks& host) : memory_(memory), host_(host) {}
+        bool locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const override {
+            return memory_.locate(p, loan, offset);
+        }
+        bool host_block(const void* p, std::uint64_t& bytes) const override {
+            for (const auto& [at, size] : host_)
+                if (at == p) {
+                    bytes = size;
+                    return true;
+                }
+            return false;
+        }
+
+      private:
+        const Lender& memory_;
+        const HostBlocks& host_;
+    };
+    void* fn_;
+    const HostBlocks& host_;
+};
 
 }  // namespace kit::remote

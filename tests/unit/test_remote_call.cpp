@@ -124,3 +124,59 @@ TEST_CASE("the judge's own memory never travels, and a call for another signatur
     using Wider = cudaError_t (*)(const float*, float*, size_t, cudaStream_t);
     CHECK(Signature<Wider>::hash() != Signature<Other>::hash());
 }
+
+// The kit defines these two (checker/kit/problem.cu); this test links no kit.
+namespace kit::remote {
+Route*& current_route() {
+    static Route* route = nullptr;
+    return route;
+}
+void* learner_entry() {
+    static char mark;
+    return &mark;
+}
+}  // namespace kit::remote
+
+TEST_CASE("a problem's call goes to the learner's process only when its entry point is there",
+          "[remote]") {
+    Loans loans;
+    HostBlocks host{{loans.weights.data(), loans.weights.size() * sizeof(float)}};
+    auto call = [&](void* fn) {
+        return Invoker<Entry>(fn, host)(loans.judge_in.data(), loans.judge_out.data(),
+                                        size_t{9}, 1, 2.0f, 3.0, loans.weights.data(), nullptr,
+                                        size_t{0}, static_cast<unsigned char>(1), cudaStream_t{});
+    };
+    // Here: a plain call with the judge's own addresses.
+    seen = {};
+    CHECK(call(reinterpret_cast<void*>(&entry_point)) == cudaErrorInvalidValue);
+    CHECK(seen.in == loans.judge_in.data());
+
+    // There, with no route: refused, never called here.
+    seen = {};
+    CHECK_THROWS_AS(call(learner_entry()), RemoteCallError);
+    CHECK(seen.in == nullptr);
+
+    // There, along a route: packed with the route's symbol and made with the learner's addresses
+    // (the route here makes the call at once, as the learner's shim would).
+    Route route;
+    route.symbol = "entry_point";
+    route.lender = &loans;
+    int sent = 0;
+    route.send = [&](const CallMessage& m) {
+        ++sent;
+        CHECK(std::string(m.symbol) == "entry_point");
+        return Signature<Entry>::call(reinterpret_cast<void*>(&entry_point), m, loans);
+    };
+    current_route() = &route;
+    seen = {};
+    CHECK(call(learner_entry()) == cudaErrorInvalidValue);
+    CHECK(sent == 1);
+    CHECK(seen.in == loans.learner_in.data());
+    CHECK(seen.out == loans.learner_out.data());
+    CHECK(seen.weights == loans.weights);
+    // A host array the problem did not share does not travel.
+    host.clear();
+    CHECK_THROWS_AS(call(learner_entry()), RemoteCallError);
+    CHECK(sent == 1);
+    current_route() = nullptr;
+}
