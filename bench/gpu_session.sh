@@ -14,6 +14,11 @@
 #   differential  the emulator against the GPU on every step (the same pass/fail)
 #   corpus        the emulator's corpus of submissions checked on the GPU (emulator/tests/
 #                 differential.py: the same pass/fail as each file's `emulated:` line; no timing)
+#   split         the judge split (docs/architecture.md) on the whole course: every solution
+#                 checked and timed through it (split-solutions.json, beside the solutions
+#                 phase's figures), then every fixture through it (CUDALINGS_JUDGE_SPLIT=1: grade
+#                 passes --judge-split to its workers). About the solutions and fixtures phases'
+#                 time together: give it two slots (SPLIT_PART=solutions or fixtures)
 #
 # GPU work of another process makes a timed check SUSPECT (the host clock sees more than the
 # GPU's events): run the timed phases (solutions, bench, ctest, fixtures) each alone on the GPU;
@@ -120,7 +125,18 @@ PY
       >"$out/corpus.log" 2>&1
     grep -E "^XX|files, " "$out/corpus.log"
     ;;
-  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential|corpus ..."; exit 2 ;;
+  split)
+    if [ "${SPLIT_PART:-solutions}" = solutions ]; then
+      "$build/cudalings" check --all --solutions --json --judge-split --state-dir "$state-split" \
+        >"$out/split-solutions.json" 2>"$out/split-solutions.err"
+      summarize "$out/split-solutions.json"
+    else
+      CUDALINGS_JUDGE_SPLIT=1 ctest --test-dir "$build" -R "every bad submission fixture" -V \
+        >"$out/split-fixtures.log" 2>&1
+      grep -E "fixture batch|^  |tests passed|tests failed" "$out/split-fixtures.log" | cut -c1-300
+    fi
+    ;;
+  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential|corpus|split ..."; exit 2 ;;
   esac
   echo "== $phase: $(( $(date +%s) - t0 )) s"
 done
