@@ -742,6 +742,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     int next_case = 0;
     int forged_lines = 0;
     std::map<int, CaseResult> cases;
+    bool reran_early_end = false;  // the runner ended before anything of the learner's loaded
     const int max_children = 4;
     for (int child_index = 0; child_index < max_children; ++child_index) {
         say(child_index == 0 ? "running the cases"
@@ -810,11 +811,38 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             cases[0] = c;
             total = 1;
             break;
+        } else if (!done && total < 0 && phase == "loaded" && !child.timed_out &&
+                   !child.memory_limit_hit) {
+            // Loaded, then ended before the cases were even listed: nothing of the checker's
+            // runs there, but code the learner's file started while it loaded (a thread) can.
+            CaseResult c;
+            c.index = 0;
+            c.name = "right after loading your file";
+            c.verdict = Verdict::Crash;
+            c.reason = "your file's code ended the process right after it was loaded: " +
+                       (child.signal ? describe_signal(child.signal)
+                                     : "exit code " + std::to_string(child.exit_code));
+            c.detail =
+                "the process ended after your file was loaded and before the first call: code of "
+                "yours that runs on its own (a thread started by a constructor, an atexit "
+                "handler) ended it";
+            cases[0] = c;
+            total = 1;
+            break;
         } else if (!done && total < 0) {
-            report.internal_error =
-                "the runner ended before its first case: " +
-                describe_end(child, options_.case_idle_seconds) +
-                (child.err.head.empty() ? "" : " — " + child.err.head.substr(0, 400));
+            // Before anything of the learner's was loaded: the checker's own trouble, or the
+            // machine's. Once more before it is called that (a GPU that was busy starting
+            // another context, say); the grader's paths and the runner's output stay out of
+            // the text a learner reads.
+            if (!reran_early_end) {
+                reran_early_end = true;
+                report.notes.push_back("the checker's runner ended before its first case (" +
+                                       describe_end(child, options_.case_idle_seconds) +
+                                       "): run once more");
+                continue;
+            }
+            report.internal_error = "the checker's runner ended twice before its first case: " +
+                                    describe_end(child, options_.case_idle_seconds);
             return;
         }
         // A hang is almost always in every case: one timeout is enough, do not wait for more.
