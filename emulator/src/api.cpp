@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <memory>
 
 #include "internal.h"
@@ -81,6 +82,31 @@ Arena& arena() {
     return a;
 }
 
+// Device memory is out of host code's reach outside kernels, as on a GPU: every device
+// allocation is PROT_NONE except while a kernel runs or the runtime itself copies or sets it, so
+// host code that dereferences a device pointer ends with SIGSEGV there as it would on a GPU
+// (CUDALINGS_EMU_PROTECT=0 turns this off). Pinned host memory stays open.
+struct Protection {
+    std::mutex m;
+    int open = 0;  // how many DeviceAccess scopes are open
+    bool on = [] {
+        const char* v = std::getenv("CUDALINGS_EMU_PROTECT");
+        return !(v && std::string(v) == "0");
+    }();
+};
+Protection& protection() {
+    static Protection p;
+    return p;
+}
+void set_access(const Allocation& a, bool open) {
+    if (a.host || a.freed) return;
+    ::mprotect(reinterpret_cast<void*>(a.begin), a.mapped,
+               open ? PROT_READ | PROT_WRITE : PROT_NONE);
+}
+void set_all_access(bool open) {
+    for (auto& [begin, a] : the_arena().allocations) set_access(*a, open);
+}
+
 cudaError_t set_error(cudaError_t e) {
     if (e != cudaSuccess) rt().last_error = e;
     return e;
@@ -118,6 +144,11 @@ cudaError_t allocate(void** p, std::size_t bytes, bool host, const std::string& 
     alloc->mapped = mapped;
     alloc->host = host;
     alloc->where = where;
+    {
+        Protection& pr = protection();
+        std::lock_guard<std::mutex> lock(pr.m);
+        if (pr.on && pr.open == 0) set_access(*alloc, false);
+    }
     a.allocations[at] = std::move(alloc);
     *p = reinterpret_cast<void*>(at);
     return cudaSuccess;
@@ -205,6 +236,7 @@ cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
                               (d == Space::Bad ? "destination " + why_d : "source " + why_s));
         return set_error(cudaErrorInvalidValue);
     }
+    DeviceAccess access;
     auto is_dev = [](Space x) { return x == Space::Device || x == Space::Pinned; };
     auto is_host = [](Space x) { return x == Space::Host || x == Space::Pinned; };
     bool ok = true;
@@ -335,6 +367,17 @@ Allocation* allocation_after(std::uintptr_t a) {
 
 bool is_device_pointer(const void* p) { return in_arena(reinterpret_cast<std::uintptr_t>(p)); }
 
+DeviceAccess::DeviceAccess() {
+    Protection& pr = protection();
+    std::lock_guard<std::mutex> lock(pr.m);
+    if (pr.on && pr.open++ == 0) set_all_access(true);
+}
+DeviceAccess::~DeviceAccess() {
+    Protection& pr = protection();
+    std::lock_guard<std::mutex> lock(pr.m);
+    if (pr.on && --pr.open == 0) set_all_access(false);
+}
+
 cudaError_t malloc_at(void** p, std::size_t bytes, const char* file, int line) {
     return allocate(p, bytes, false, here(file, line));
 }
@@ -392,6 +435,7 @@ CUDALINGS_EMU_API cudaError_t cudaMemset(void* p, int value, size_t bytes) {
                           "cudaMemset on memory that is not (all) device memory: " + why);
         return set_error(cudaErrorInvalidValue);
     }
+    DeviceAccess access;
     if (!opts().dry)
         std::memset(p, value, bytes);
     else if (bytes && (value & 0xff) != 0)

@@ -276,6 +276,14 @@ Allocation* find_allocation(std::uintptr_t a, Allocation** nearest);
 Allocation* allocation_after(std::uintptr_t a);
 std::string location_before(const Allocation& al, std::uintptr_t a);
 bool is_device_pointer(const void* p);
+// Device memory open to this process's host code while it lives (a kernel's run, the runtime's
+// own copies and sets); closed (PROT_NONE) otherwise, as on a GPU. Nests; thread-safe.
+struct DeviceAccess {
+    DeviceAccess();
+    ~DeviceAccess();
+    DeviceAccess(const DeviceAccess&) = delete;
+    DeviceAccess& operator=(const DeviceAccess&) = delete;
+};
 bool in_loaded_module(std::uintptr_t a);  // a program's or library's static data
 bool is_host_accessible_device(const void* p);
 void reset_shadow_for_launch();

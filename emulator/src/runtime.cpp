@@ -999,6 +999,7 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     // leaves it (Options::sample_blocks).
     const bool sample = opts().dry && opts().sample_blocks > 0 && r.sample_intact;
     if (opts().dry && !sample) return;
+    DeviceAccess access;  // device memory is open to the kernel (and closed to host code after)
     const std::size_t findings_before = pending_count();
     const cudaError_t pending_before = r.pending_error, last_before = r.last_error;
     const std::uint64_t changes_before = r.global_changes;
