@@ -73,9 +73,8 @@ int cmd_dev_update(const Options& o, const UpdateFlags& flags) {
                         : find_program("cmake");
     const UpdateOutcome out = dev_update(paths.root, m, options);
     if (o.json) {
-        std::cout << versioned({{"written", out.written},
-                                {"notes", out.notes},
-                                {"error", out.error}})
+        std::cout << versioned(
+                         {{"written", out.written}, {"notes", out.notes}, {"error", out.error}})
                          .dump(2)
                   << "\n";
     } else {
@@ -114,9 +113,8 @@ Command add_dev_command(CLI::App& app, Options& o) {
     update->add_flag("--other-gpu", flags->other_gpu,
                      "replace staircase regions that name another GPU model");
     // The CLI runs the one subcommand that was given (main.cpp): check or update.
-    return {dev, [&o, update, flags] {
-                return *update ? cmd_dev_update(o, *flags) : cmd_dev_check(o);
-            }};
+    return {dev,
+            [&o, update, flags] { return *update ? cmd_dev_update(o, *flags) : cmd_dev_check(o); }};
 }
 
 }  // namespace cudalings::cli

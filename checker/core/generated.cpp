@@ -95,7 +95,8 @@ bool find_regions(const std::string& text, std::vector<Region>& regions, std::st
     while (at < text.size()) {
         const std::size_t eol = text.find('\n', at);
         const std::size_t next = eol == std::string::npos ? text.size() : eol + 1;
-        const std::string line = text.substr(at, (eol == std::string::npos ? text.size() : eol) - at);
+        const std::string line =
+            text.substr(at, (eol == std::string::npos ? text.size() : eol) - at);
         ++line_number;
         const auto where = "line " + std::to_string(line_number) + ": ";
         std::smatch m;
@@ -105,8 +106,8 @@ bool find_regions(const std::string& text, std::vector<Region>& regions, std::st
                 return false;
             }
             if (inside) {
-                error = where + "a region inside the region of line " +
-                        std::to_string(current.line);
+                error =
+                    where + "a region inside the region of line " + std::to_string(current.line);
                 return false;
             }
             current = Region{};
@@ -152,12 +153,8 @@ std::string opening_marker(const Region& r) {
 // ---- results -------------------------------------------------------------------------------
 
 nlohmann::json to_json(const RunRecord& r) {
-    return {{"gpu", r.gpu},
-            {"date", r.date},
-            {"commit", r.commit},
-            {"cuda", r.cuda},
-            {"copy_gbps", r.copy_gbps},
-            {"solutions", r.solutions}};
+    return {{"gpu", r.gpu},   {"date", r.date},           {"commit", r.commit},
+            {"cuda", r.cuda}, {"copy_gbps", r.copy_gbps}, {"solutions", r.solutions}};
 }
 
 RunRecord run_record_from_json(const nlohmann::json& j) {
@@ -286,167 +283,200 @@ std::string results_name(const RunRecord& run) {
 
 namespace {
 
-struct Figures {
-    std::vector<std::string> names;  // "time", "copy", "previous", "against"
-    std::string against;
+// The figures a staircase region shows in each cell, from its attributes.
+struct FigureChoice {
+    std::vector<std::string> names;  // "time", "copy", "previous", "against", in order
+    std::string against;             // the row "against" compares with
 };
 
-const char* figure_heading(const std::string& name) {
-    if (name == "time") return "µs";
-    if (name == "copy") return "% of copy";
-    if (name == "previous") return "× previous";
-    return "";
+struct FigureText {
+    const char* name;
+    const char* heading;  // its column heading when the table has one timed column
+    const char* meaning;
+};
+constexpr FigureText kFigures[] = {
+    {"time", "µs", "the median time"},
+    {"copy", "% of copy", "the bytes the row must move over its time, as a share of the copy rate"},
+    {"previous", "× previous",
+     "its rate over the rate of the previous row that moves the same bytes at the same size (– "
+     "where none does)"},
+    {"against", "% of ", "that row's time over this row's"},
+};
+
+const FigureText* figure_text(const std::string& name) {
+    for (const auto& f : kFigures)
+        if (name == f.name) return &f;
+    return nullptr;
 }
 
-}  // namespace
-
-bool render_staircase_region(const Region& region, const Staircase& st, const RunRecord& run,
-                             const std::string& results, const std::string& link,
-                             std::string& body, std::string& error) {
-    Figures f;
+bool choose_figures(const Region& region, FigureChoice& f, std::string& error) {
     f.names = comma_list(region.attribute("figures"));
     if (f.names.empty()) f.names = {"time", "copy", "previous"};
     f.against = region.attribute("against");
     for (const auto& n : f.names)
-        if (n != "time" && n != "copy" && n != "previous" && n != "against") {
+        if (!figure_text(n)) {
             error = "figures=\"" + region.attribute("figures") + "\": \"" + n +
                     "\" is not time, copy, previous or against";
             return false;
         }
-    const bool uses_against =
-        std::find(f.names.begin(), f.names.end(), "against") != f.names.end();
-    if (uses_against != !f.against.empty()) {
+    const bool uses_against = std::find(f.names.begin(), f.names.end(), "against") != f.names.end();
+    if (uses_against == f.against.empty()) {
         error = "figures with \"against\" need against=\"ROW\", and against=\"ROW\" needs it";
         return false;
     }
-    const nlohmann::json j = to_json(st);  // with the figures the checker derives
-    const nlohmann::json* against_row = nullptr;
-    for (const auto& r : j["rows"])
-        if (r["label"] == f.against) against_row = &r;
-    if (uses_against && !against_row) {
-        error = "against=\"" + f.against + "\" is no row of the staircase of " + st.lesson;
-        return false;
+    return true;
+}
+
+std::string figure_heading(const FigureChoice& f, const std::string& name) {
+    return name == "against" ? "% of " + f.against : figure_text(name)->heading;
+}
+
+// The two paragraphs above the table: the run, then what each figure means.
+std::string staircase_preamble(const FigureChoice& f, const Staircase& st, const RunRecord& run,
+                               const std::string& results, const std::string& link,
+                               bool one_column) {
+    std::string run_line = "Checker run on an " + run.gpu + ", " + run.date;
+    if (!run.commit.empty()) run_line += ", commit " + run.commit;
+    if (!run.cuda.empty()) run_line += ", CUDA " + run.cuda;
+    run_line +=
+        ": the reference solutions (`cudalings --json check --all --solutions`, stored "
+        "in [" +
+        results + "](" + link +
+        ")); the copy rate measured in the run: " + decimals(st.copy_gbps, 0) + " GB/s.";
+    std::string legend;
+    for (const auto& n : f.names) {
+        const std::string meaning = figure_text(n)->meaning;
+        const std::string heading = figure_heading(f, n);
+        if (one_column)
+            legend += (legend.empty() ? "" : " ") + heading + ": " + meaning + ".";
+        else
+            legend += (legend.empty() ? "Each cell: " : "; ") +
+                      (n == "time" ? meaning : heading + ", " + meaning);
     }
-    std::vector<std::string> columns;
-    for (const auto& r : st.rows)
-        for (const auto& c : r.cells)
-            if (std::find(columns.begin(), columns.end(), c.column) == columns.end())
-                columns.push_back(c.column);
-    // A size column only when a column's size changes from row to row.
-    std::map<std::string, std::set<std::string>> sizes;
-    for (const auto& r : st.rows)
-        for (const auto& c : r.cells) sizes[c.column].insert(c.size);
-    const bool size_column = std::any_of(sizes.begin(), sizes.end(),
-                                         [](const auto& kv) { return kv.second.size() > 1; });
-    auto figure = [&](const std::string& name, const nlohmann::json& cell) -> std::string {
-        if (name == "time") return decimals(cell["median_us"].get<double>(), 1);
+    return "\n" +
+           wrapped(
+               "<!-- generated by `cudalings dev update` from the results file named above: "
+               "edit that, or the marker's attributes, never the text (dev check fails) -->") +
+           "\n" + wrapped(run_line) + "\n" + wrapped(legend + (one_column ? "" : ".")) + "\n";
+}
+
+// The staircase as a Markdown table: one column per figure when the problem has one timed
+// column, else one per timed column with the figures in each cell; a size column only when a
+// column's size changes from row to row.
+class StaircaseTable {
+  public:
+    StaircaseTable(const FigureChoice& f, const Staircase& st)
+        : f_(f), j_(to_json(st)) {  // with the figures the checker derives
+        for (const auto& r : st.rows)
+            for (const auto& c : r.cells) {
+                if (std::find(columns_.begin(), columns_.end(), c.column) == columns_.end())
+                    columns_.push_back(c.column);
+                sizes_[c.column].insert(c.size);
+            }
+        for (const auto& r : j_["rows"])
+            if (r["label"] == f.against) against_ = &r;
+        size_column_ = std::any_of(sizes_.begin(), sizes_.end(),
+                                   [](const auto& kv) { return kv.second.size() > 1; });
+    }
+    bool one_column() const { return columns_.size() == 1; }
+    bool has_against() const { return f_.against.empty() || against_; }
+
+    std::string markdown() const {
+        std::string head = "| step |", rule = "| --- |";
+        for (const auto& h : one_column() ? headings() : columns_) {
+            head += " " + markdown_cell(h) + " |";
+            rule += " ---: |";
+        }
+        if (size_column_) head += " size |", rule += " --- |";
+        std::string out = head + "\n" + rule + "\n";
+        for (const auto& r : j_["rows"]) out += row(r);
+        return out;
+    }
+
+  private:
+    std::vector<std::string> headings() const {
+        std::vector<std::string> h;
+        for (const auto& n : f_.names) h.push_back(figure_heading(f_, n));
+        return h;
+    }
+
+    std::string figure(const std::string& name, const nlohmann::json& cell) const {
+        const double us = cell["median_us"].get<double>();
+        if (name == "time") return decimals(us, 1);
         if (name == "copy") return decimals(cell["percent_of_copy"].get<double>(), 1) + "%";
         if (name == "previous")
             return cell["vs_previous"].is_null()
                        ? "–"
                        : decimals(cell["vs_previous"].get<double>(), 2) + "×";
-        for (const auto& c : (*against_row)["cells"])
-            if (c["column"] == cell["column"] && cell["median_us"].get<double>() > 0)
-                return decimals(100 * c["median_us"].get<double>() / cell["median_us"].get<double>(),
-                             1) +
-                       "%";
+        for (const auto& c : (*against_)["cells"])
+            if (c["column"] == cell["column"] && us > 0)
+                return decimals(100 * c["median_us"].get<double>() / us, 1) + "%";
         return "–";
-    };
+    }
 
-    std::ostringstream s;
-    s << "\n"
-      << wrapped("<!-- generated by `cudalings dev update` from the results file named above: "
-                 "edit that, or the marker's attributes, never the text (dev check fails) -->")
-      << "\n";
-    std::string run_line = "Checker run on an " + run.gpu + ", " + run.date;
-    if (!run.commit.empty()) run_line += ", commit " + run.commit;
-    if (!run.cuda.empty()) run_line += ", CUDA " + run.cuda;
-    run_line += ": the reference solutions (`cudalings --json check --all --solutions`, stored in [" +
-                results + "](" + link + ")); the copy rate measured in the run: " +
-                decimals(st.copy_gbps, 0) + " GB/s.";
-    s << wrapped(run_line) << "\n";
-    const bool one_column = columns.size() == 1;
-    std::string legend;
-    for (const auto& n : f.names) {
-        std::string name, meaning;
-        if (n == "time") name = one_column ? "µs" : "", meaning = "the median time";
-        if (n == "copy")
-            name = "% of copy",
-            meaning = "the bytes the row must move over its time, as a share of the copy rate";
-        if (n == "previous")
-            name = "× previous", meaning = "its rate over the rate of the previous row that moves "
-                                           "the same bytes at the same size (– where none does)";
-        if (n == "against")
-            name = "% of " + f.against, meaning = "that row's time over this row's";
-        if (one_column)
-            legend += (legend.empty() ? "" : " ") + name + ": " + meaning + ".";
-        else
-            legend += (legend.empty() ? "Each cell: " : "; ") +
-                      (name.empty() ? meaning : name + ", " + meaning);
-    }
-    s << wrapped(legend + (one_column ? "" : ".")) << "\n";
-
-    // The table.
-    s << "| step |";
-    std::size_t cells = 1;
-    if (one_column) {
-        for (const auto& n : f.names) {
-            s << " " << (n == "against" ? "% of " + markdown_cell(f.against) : figure_heading(n))
-              << " |";
-            ++cells;
-        }
-    } else {
-        for (const auto& c : columns) {
-            s << " " << markdown_cell(c) << " |";
-            ++cells;
-        }
-    }
-    if (size_column) {
-        s << " size |";
-        ++cells;
-    }
-    s << "\n| ---";
-    for (std::size_t i = 1; i < cells; ++i) s << (size_column && i + 1 == cells ? " | ---" : " | ---:");
-    s << " |\n";
-    for (const auto& r : j["rows"]) {
+    std::string row(const nlohmann::json& r) const {
         const std::string label = r["label"];
-        s << "| " << (r["baseline"].get<bool>() ? markdown_cell(r["title"].get<std::string>())
-                                                 : "`" + label + "`");
+        std::string out =
+            "| " + (r["baseline"].get<bool>() ? markdown_cell(r["title"].get<std::string>())
+                                              : "`" + label + "`");
         std::vector<std::string> row_sizes;
-        for (const auto& col : columns) {
+        for (const auto& col : columns_) {
             const nlohmann::json* cell = nullptr;
             for (const auto& c : r["cells"])
                 if (c["column"] == col) cell = &c;
-            if (cell && std::find(row_sizes.begin(), row_sizes.end(), (*cell)["size"]) ==
-                            row_sizes.end())
+            if (cell &&
+                std::find(row_sizes.begin(), row_sizes.end(), (*cell)["size"]) == row_sizes.end())
                 row_sizes.push_back((*cell)["size"]);
-            if (one_column) {
-                for (const auto& n : f.names) s << " | " << (cell ? figure(n, *cell) : "–");
-            } else {
-                std::string text;
-                for (const auto& n : f.names)
-                    text += (text.empty() ? "" : ", ") +
-                            (cell ? figure(n, *cell) + (n == "time" ? " µs" : "") : "");
-                s << " | " << (cell ? text : "–");
+            if (one_column()) {
+                for (const auto& n : f_.names) out += " | " + (cell ? figure(n, *cell) : "–");
+                continue;
             }
+            std::string text;
+            for (const auto& n : f_.names)
+                if (cell)
+                    text +=
+                        (text.empty() ? "" : ", ") + figure(n, *cell) + (n == "time" ? " µs" : "");
+            out += " | " + (cell ? text : "–");
         }
-        if (size_column) {
+        if (size_column_) {
             std::string text;
             for (const auto& z : row_sizes) text += (text.empty() ? "" : ", ") + z;
-            s << " | " << markdown_cell(text);
+            out += " | " + markdown_cell(text);
         }
-        s << " |\n";
+        return out + " |\n";
     }
-    s << "\n";
-    body = s.str();
+
+    const FigureChoice& f_;
+    nlohmann::json j_;
+    std::vector<std::string> columns_;
+    std::map<std::string, std::set<std::string>> sizes_;
+    const nlohmann::json* against_ = nullptr;
+    bool size_column_ = false;
+};
+
+}  // namespace
+
+bool render_staircase_region(const Region& region, const Staircase& st, const RunRecord& run,
+                             const std::string& results, const std::string& link, std::string& body,
+                             std::string& error) {
+    FigureChoice f;
+    if (!choose_figures(region, f, error)) return false;
+    const StaircaseTable table(f, st);
+    if (!table.has_against()) {
+        error = "against=\"" + f.against + "\" is no row of the staircase of " + st.lesson;
+        return false;
+    }
+    body =
+        staircase_preamble(f, st, run, results, link, table.one_column()) + table.markdown() + "\n";
     return true;
 }
 
 std::string render_course_table(const Manifest& m) {
     std::ostringstream s;
     s << "\n"
-      << wrapped("<!-- generated by `cudalings dev update` from course.json and each lesson's "
-                 "checks/NN_topic/lesson.json (\"summary\"): edit those, never the table -->")
+      << wrapped(
+             "<!-- generated by `cudalings dev update` from course.json and each lesson's "
+             "checks/NN_topic/lesson.json (\"summary\"): edit those, never the table -->")
       << "\n";
     s << "| lesson | what you write | what it teaches |\n| --- | --- | --- |\n";
     std::size_t steps = 0;
@@ -498,12 +528,14 @@ class ResultsCache {
             StoredResults r;
             bool stored = false;
             std::string why;
-            const bool ok = load_results((fs::path(root_) / rel).string(), "", r, stored, why) &&
-                            stored;
-            if (ok) it = files_.emplace(rel, r).first;
+            const bool ok =
+                load_results((fs::path(root_) / rel).string(), "", r, stored, why) && stored;
+            if (ok)
+                it = files_.emplace(rel, r).first;
             else
-                errors_[rel] = why.empty() ? rel + " is not a stored results file (`cudalings dev "
-                                                   "update --results FILE` writes one)"
+                errors_[rel] = why.empty() ? rel +
+                                                 " is not a stored results file (`cudalings dev "
+                                                 "update --results FILE` writes one)"
                                            : why;
         }
         if (it != files_.end()) return &it->second;
@@ -539,8 +571,9 @@ bool expected_body(const Document& d, const Region& r, const Manifest& m, Result
     }
     const std::string results = r.attribute("results");
     if (results.empty()) {
-        error = "the staircase region names no results file: `cudalings dev update --results "
-                "FILE` fills it";
+        error =
+            "the staircase region names no results file: `cudalings dev update --results "
+            "FILE` fills it";
         return false;
     }
     const StoredResults* stored = cache.get(results, error);
@@ -608,9 +641,9 @@ UpdateOutcome dev_update(const std::string& root, const Manifest& m, const Updat
                               : fs::weakly_canonical(fs::absolute(o.store), ec);
         fresh_rel = target.lexically_relative(course).generic_string();
         if (fresh_rel.empty() || fresh_rel.rfind("..", 0) == 0) {
-            out.error = (was_stored ? "the stored results " + o.results
-                                    : "--store " + target.string()) +
-                        " lies outside the course: regions name their file inside it";
+            out.error =
+                (was_stored ? "the stored results " + o.results : "--store " + target.string()) +
+                " lies outside the course: regions name their file inside it";
             return out;
         }
         if (!was_stored) files.emplace_back(fresh_rel, to_json(fresh).dump(1) + "\n");
@@ -635,6 +668,11 @@ UpdateOutcome dev_update(const std::string& root, const Manifest& m, const Updat
                 r.set("gpu", fresh.run.gpu);
                 r.set("results", fresh_rel);
             }
+            if (r.kind == "staircase" && r.attribute("results").empty()) {
+                out.notes.push_back(d.rel + ": the " + region_name(r) +
+                                    " waits for results of its lesson (--results FILE)");
+                continue;  // left as it is (dev check says so too)
+            }
             std::string body, error;
             if (!expected_body(d, r, m, cache, body, error)) {
                 errors.push_back(d.rel + ": the " + region_name(r) + ": " + error);
@@ -648,8 +686,9 @@ UpdateOutcome dev_update(const std::string& root, const Manifest& m, const Updat
         if (text != d.text) files.emplace_back(d.rel, text);
     }
     if (!has_course_table)
-        out.notes.push_back("README.md has no course table region (<!-- cudalings:course-table "
-                            "--> ... <!-- /cudalings:course-table -->)");
+        out.notes.push_back(
+            "README.md has no course table region (<!-- cudalings:course-table "
+            "--> ... <!-- /cudalings:course-table -->)");
     if (!fresh_rel.empty())
         for (const auto& st : fresh.staircases) {
             bool has_region = false;
@@ -705,7 +744,8 @@ std::vector<std::pair<std::string, std::string>> stale_generated(const std::stri
     std::vector<std::pair<std::string, std::string>> found;
     std::vector<std::string> errors;
     auto docs = course_documents(root, m, errors);
-    for (const auto& e : errors) found.emplace_back(e.substr(0, e.find(':')), e.substr(e.find(':') + 2));
+    for (const auto& e : errors)
+        found.emplace_back(e.substr(0, e.find(':')), e.substr(e.find(':') + 2));
     ResultsCache cache(root);
     for (const auto& d : docs)
         for (const auto& r : d.regions) {
@@ -718,7 +758,8 @@ std::vector<std::pair<std::string, std::string>> stale_generated(const std::stri
                                                : "course.json and the lessons' summaries";
                 found.emplace_back(d.rel, "the " + region_name(r) +
                                               " differs from what `cudalings dev update` makes "
-                                              "of " + source +
+                                              "of " +
+                                              source +
                                               " (a hand edit, or a source changed since): run "
                                               "`./cudalings dev update`");
             }

@@ -37,13 +37,13 @@
 namespace cudalings {
 
 struct Region {
-    std::string kind;  // "staircase"
+    std::string kind;                                             // "staircase"
     std::vector<std::pair<std::string, std::string>> attributes;  // in the marker's order
-    int line = 0;                     // the opening marker's line, from 1
-    std::size_t begin = 0;            // the opening marker's first byte
-    std::size_t body_begin = 0;       // after the opening marker's line
-    std::size_t body_end = 0;         // the closing marker's first byte
-    std::size_t end = 0;              // after the closing marker's line
+    int line = 0;                                         // the opening marker's line, from 1
+    std::size_t begin = 0;                                // the opening marker's first byte
+    std::size_t body_begin = 0;                           // after the opening marker's line
+    std::size_t body_end = 0;                             // the closing marker's first byte
+    std::size_t end = 0;                                  // after the closing marker's line
     std::string attribute(const std::string& key) const;  // "" when absent
     void set(const std::string& key, const std::string& value);
 };
@@ -56,11 +56,11 @@ std::string opening_marker(const Region& r);
 
 // The run a results file comes from: `check --json` prints it as "run".
 struct RunRecord {
-    std::string gpu;   // "NVIDIA H100 80GB HBM3"
-    std::string date;  // "2026-12-05", the day the run started (local time)
-    std::string commit;     // the commit the checker was built from, "" when unknown
-    std::string cuda;       // the CUDA release that compiled the steps ("13.0"), "" when unknown
-    double copy_gbps = 0;   // this GPU's measured copy rate in the run (0: nothing was timed)
+    std::string gpu;         // "NVIDIA H100 80GB HBM3"
+    std::string date;        // "2026-12-05", the day the run started (local time)
+    std::string commit;      // the commit the checker was built from, "" when unknown
+    std::string cuda;        // the CUDA release that compiled the steps ("13.0"), "" when unknown
+    double copy_gbps = 0;    // this GPU's measured copy rate in the run (0: nothing was timed)
     bool solutions = false;  // --solutions: the reference files were checked
 };
 nlohmann::json to_json(const RunRecord& r);
@@ -85,22 +85,22 @@ std::string results_name(const RunRecord& run);
 // A staircase region's body from `stored` (the region's attributes choose the figures);
 // `link` is the stored file's path relative to the Markdown file. False, with `error`, when the
 // attributes ask for something the staircase does not have.
-bool render_staircase_region(const Region& region, const Staircase& staircase,
-                             const RunRecord& run, const std::string& results,
-                             const std::string& link, std::string& body, std::string& error);
+bool render_staircase_region(const Region& region, const Staircase& staircase, const RunRecord& run,
+                             const std::string& results, const std::string& link, std::string& body,
+                             std::string& error);
 // The course table region's body.
 std::string render_course_table(const Manifest& m);
 
 struct UpdateOptions {
-    std::string results;  // a results file to take staircases from ("" for none)
-    std::string date;     // its date, for a file without a run record
-    std::string store;    // where its trimmed form goes ("": docs/results/<results_name>.json)
+    std::string results;     // a results file to take staircases from ("" for none)
+    std::string date;        // its date, for a file without a run record
+    std::string store;       // where its trimmed form goes ("": docs/results/<results_name>.json)
     bool other_gpu = false;  // replace regions that name another GPU model
     std::string cmake;       // writes the pristine record (cmake/CudalingsPristineRecord.cmake)
 };
 struct UpdateOutcome {
-    std::string error;                  // nothing was written when set
-    std::vector<std::string> written;   // course-relative paths
+    std::string error;                 // nothing was written when set
+    std::vector<std::string> written;  // course-relative paths
     std::vector<std::string> notes;
 };
 // Rewrites every generated part of the course at `root`: the pristine record (with `cmake`),
