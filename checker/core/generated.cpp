@@ -617,89 +617,143 @@ std::string region_name(const Region& r) {
 
 }  // namespace
 
+namespace {
+
+// The results `o.results` names, and the course-relative path regions will name them by: a
+// stored file where it is, a check's output trimmed into `files` (docs/results/ by default).
+bool take_results(const std::string& root, const UpdateOptions& o, StoredResults& fresh,
+                  std::string& rel, std::vector<std::pair<std::string, std::string>>& files,
+                  std::string& error) {
+    bool was_stored = false;
+    if (!load_results(o.results, o.date, fresh, was_stored, error)) return false;
+    std::error_code ec;
+    const fs::path course = fs::weakly_canonical(root, ec);
+    const fs::path target = was_stored ? fs::weakly_canonical(o.results, ec)
+                            : o.store.empty()
+                                ? course / "docs" / "results" / (results_name(fresh.run) + ".json")
+                                : fs::weakly_canonical(fs::absolute(o.store), ec);
+    rel = target.lexically_relative(course).generic_string();
+    if (rel.empty() || rel.rfind("..", 0) == 0) {
+        error = (was_stored ? "the stored results " + o.results : "--store " + target.string()) +
+                " lies outside the course: regions name their file inside it";
+        return false;
+    }
+    if (!was_stored) files.emplace_back(rel, to_json(fresh).dump(1) + "\n");
+    return true;
+}
+
+// Points the staircase regions of a lesson in `fresh` at it: those that name its GPU model (or
+// none yet), so that a lesson may show several GPUs side by side. Where none does, every
+// region of the lesson is replaced with --other-gpu, and refused without.
+void retarget(Document& d, const StoredResults& fresh, const std::string& rel, bool other_gpu,
+              std::vector<std::string>& errors) {
+    if (rel.empty() || !fresh.find(d.lesson)) return;
+    auto same_gpu = [&](const Region& r) {
+        return r.kind == "staircase" &&
+               (r.attribute("gpu").empty() || r.attribute("gpu") == fresh.run.gpu);
+    };
+    const bool any_same = std::any_of(d.regions.begin(), d.regions.end(), same_gpu);
+    for (auto& r : d.regions) {
+        if (r.kind != "staircase" || (any_same && !same_gpu(r))) continue;
+        if (!any_same && !other_gpu) {
+            errors.push_back(d.rel + ": the " + region_name(r) + " names the GPU \"" +
+                             r.attribute("gpu") + "\", the results come from \"" + fresh.run.gpu +
+                             "\": --other-gpu replaces it, or a region with gpu=\"" +
+                             fresh.run.gpu + "\" beside it shows both");
+            continue;
+        }
+        r.set("gpu", fresh.run.gpu);
+        r.set("results", rel);
+    }
+}
+
+// `d`'s text with every region generated again (a staircase region without results is left).
+std::string regenerate(const Document& d, const Manifest& m, ResultsCache& cache,
+                       std::vector<std::string>& notes, std::vector<std::string>& errors) {
+    std::string text;
+    std::size_t at = 0;
+    for (const auto& r : d.regions) {
+        if (r.kind == "staircase" && r.attribute("results").empty()) {
+            notes.push_back(d.rel + ": the " + region_name(r) +
+                            " waits for results of its lesson (--results FILE)");
+            continue;  // left as it is (dev check says so too)
+        }
+        std::string body, error;
+        if (!expected_body(d, r, m, cache, body, error)) {
+            errors.push_back(d.rel + ": the " + region_name(r) + ": " + error);
+            continue;
+        }
+        text += d.text.substr(at, r.begin - at) + opening_marker(r) + "\n" + body +
+                d.text.substr(r.body_end, r.end - r.body_end);
+        at = r.end;
+    }
+    return text + d.text.substr(at);
+}
+
+// The pristine record, by the one script that defines it (CMake's SHA-256); false, with
+// `error`, when the script fails.
+bool write_pristine_record(const std::string& root, const std::string& cmake, UpdateOutcome& out,
+                           std::string& error) {
+    const fs::path script = fs::path(root) / kRecordScript;
+    std::error_code ec;
+    if (!fs::exists(script, ec)) {
+        out.notes.push_back(std::string("no ") + kRecordScript + ": no pristine record to write");
+        return true;
+    }
+    if (cmake.empty()) {
+        out.notes.push_back("cmake not found: the pristine record was not written");
+        return true;
+    }
+    const std::string record = (fs::path(root) / kRecord).string();
+    bool had = false;
+    const std::string before = read_file(record, &had);
+    ChildOptions co;
+    co.wall_seconds = 120;
+    const auto r = run_supervised(
+        {cmake, "-DROOT=" + root, "-DRECORD=" + record, "-DMODE=write", "-P", script.string()}, co);
+    if (!r.exited_ok()) {
+        error = "writing the pristine record failed: " + r.start_error + r.err.head;
+        return false;
+    }
+    if (read_file(record) != before || !had) out.written.push_back(kRecord);
+    return true;
+}
+
+}  // namespace
+
 UpdateOutcome dev_update(const std::string& root, const Manifest& m, const UpdateOptions& o) {
     UpdateOutcome out;
     std::vector<std::string> errors;
+    std::vector<std::pair<std::string, std::string>> files;  // (course-relative path, contents)
     ResultsCache cache(root);
-    std::vector<std::pair<std::string, std::string>> files;  // (rel, contents) to write
-
-    // The new results: stored first (trimmed) when they are a check's output.
     StoredResults fresh;
     std::string fresh_rel;
     if (!o.results.empty()) {
-        bool was_stored = false;
-        std::string error;
-        if (!load_results(o.results, o.date, fresh, was_stored, error)) {
-            out.error = error;
-            return out;
-        }
-        std::error_code ec;
-        const fs::path course = fs::weakly_canonical(root, ec);
-        fs::path target = was_stored ? fs::weakly_canonical(o.results, ec)
-                          : o.store.empty()
-                              ? course / "docs" / "results" / (results_name(fresh.run) + ".json")
-                              : fs::weakly_canonical(fs::absolute(o.store), ec);
-        fresh_rel = target.lexically_relative(course).generic_string();
-        if (fresh_rel.empty() || fresh_rel.rfind("..", 0) == 0) {
-            out.error =
-                (was_stored ? "the stored results " + o.results : "--store " + target.string()) +
-                " lies outside the course: regions name their file inside it";
-            return out;
-        }
-        if (!was_stored) files.emplace_back(fresh_rel, to_json(fresh).dump(1) + "\n");
+        if (!take_results(root, o, fresh, fresh_rel, files, out.error)) return out;
         cache.put(fresh_rel, fresh);
     }
-
     auto docs = course_documents(root, m, errors);
     bool has_course_table = false;
     for (auto& d : docs) {
-        std::string text;
-        std::size_t at = 0;
-        for (auto r : d.regions) {
+        for (const auto& r : d.regions)
             has_course_table |= r.kind == "course-table" && d.lesson.empty();
-            if (r.kind == "staircase" && !fresh_rel.empty() && fresh.find(d.lesson)) {
-                const std::string named = r.attribute("gpu");
-                if (!named.empty() && named != fresh.run.gpu && !o.other_gpu) {
-                    errors.push_back(d.rel + ": the " + region_name(r) + " names the GPU \"" +
-                                     named + "\", the results come from \"" + fresh.run.gpu +
-                                     "\" (--other-gpu replaces it)");
-                    continue;
-                }
-                r.set("gpu", fresh.run.gpu);
-                r.set("results", fresh_rel);
-            }
-            if (r.kind == "staircase" && r.attribute("results").empty()) {
-                out.notes.push_back(d.rel + ": the " + region_name(r) +
-                                    " waits for results of its lesson (--results FILE)");
-                continue;  // left as it is (dev check says so too)
-            }
-            std::string body, error;
-            if (!expected_body(d, r, m, cache, body, error)) {
-                errors.push_back(d.rel + ": the " + region_name(r) + ": " + error);
-                continue;
-            }
-            text += d.text.substr(at, r.begin - at) + opening_marker(r) + "\n" + body +
-                    d.text.substr(r.body_end, r.end - r.body_end);
-            at = r.end;
-        }
-        text += d.text.substr(at);
+        retarget(d, fresh, fresh_rel, o.other_gpu, errors);
+        const std::string text = regenerate(d, m, cache, out.notes, errors);
         if (text != d.text) files.emplace_back(d.rel, text);
     }
     if (!has_course_table)
         out.notes.push_back(
             "README.md has no course table region (<!-- cudalings:course-table "
             "--> ... <!-- /cudalings:course-table -->)");
-    if (!fresh_rel.empty())
-        for (const auto& st : fresh.staircases) {
-            bool has_region = false;
-            for (const auto& d : docs)
-                if (d.lesson == st.lesson)
-                    for (const auto& r : d.regions) has_region |= r.kind == "staircase";
-            if (!has_region)
-                out.notes.push_back("lessons/" + st.lesson +
-                                    "/README.md has no staircase region: its staircase is "
-                                    "stored, not shown");
-        }
+    for (const auto& st : fresh.staircases) {
+        bool shown = false;
+        for (const auto& d : docs)
+            for (const auto& r : d.regions) shown |= d.lesson == st.lesson && r.kind == "staircase";
+        if (!shown)
+            out.notes.push_back("lessons/" + st.lesson +
+                                "/README.md has no staircase region: its staircase is stored, "
+                                "not shown");
+    }
     if (!errors.empty()) {
         for (const auto& e : errors) out.error += (out.error.empty() ? "" : "\n") + e;
         return out;
@@ -713,29 +767,7 @@ UpdateOutcome dev_update(const std::string& root, const Manifest& m, const Updat
         }
         out.written.push_back(rel);
     }
-
-    // The pristine record, by the one script that defines it (CMake's SHA-256).
-    const fs::path script = fs::path(root) / kRecordScript;
-    std::error_code ec;
-    if (!fs::exists(script, ec)) {
-        out.notes.push_back(std::string("no ") + kRecordScript + ": no pristine record to write");
-    } else if (o.cmake.empty()) {
-        out.notes.push_back("cmake not found: the pristine record was not written");
-    } else {
-        const std::string record = (fs::path(root) / kRecord).string();
-        bool had = false;
-        const std::string before = read_file(record, &had);
-        ChildOptions co;
-        co.wall_seconds = 120;
-        const auto r = run_supervised({o.cmake, "-DROOT=" + root, "-DRECORD=" + record,
-                                       "-DMODE=write", "-P", script.string()},
-                                      co);
-        if (!r.exited_ok()) {
-            out.error = "writing the pristine record failed: " + r.start_error + r.err.head;
-            return out;
-        }
-        if (read_file(record) != before || !had) out.written.push_back(kRecord);
-    }
+    write_pristine_record(root, o.cmake, out, out.error);
     return out;
 }
 

@@ -104,9 +104,11 @@ struct UpdateOutcome {
     std::vector<std::string> notes;
 };
 // Rewrites every generated part of the course at `root`: the pristine record (with `cmake`),
-// the root README's course table, and every staircase region from the stored file it names —
-// those of the lessons in `options.results` from that file (stored first when it is a check's
-// output). Nothing is written when anything is refused.
+// the root README's course table, and every staircase region from the stored file it names.
+// With `options.results` (stored first, trimmed, when it is a check's output) the staircase
+// regions of its lessons that name its GPU model, or none, take it instead; a lesson whose
+// regions all name another model is refused unless `other_gpu`, which replaces them all.
+// Nothing is written when anything is refused.
 UpdateOutcome dev_update(const std::string& root, const Manifest& m, const UpdateOptions& options);
 
 // What `dev check` says of the generated parts: (file, message) for every region that differs

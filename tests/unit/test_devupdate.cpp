@@ -233,6 +233,27 @@ TEST_CASE("dev update: results from another GPU model replace a region only when
                ContainsSubstring("other-2026-12-07.json"));
 }
 
+TEST_CASE("dev update: a lesson may show two GPU models side by side", "[devupdate]") {
+    DemoCourse course;
+    write(course.root / "lessons/01_demo/README.md",
+          "<!-- cudalings:staircase gpu=\"NVIDIA A\" -->\n<!-- /cudalings:staircase -->\n\n"
+          "<!-- cudalings:staircase gpu=\"NVIDIA B\" -->\n<!-- /cudalings:staircase -->\n");
+    auto out = course.update(course.results("NVIDIA A", 1000.0, "a"), "2026-12-05");
+    REQUIRE(out.error.empty());
+    CHECK_THAT(out.notes[0], ContainsSubstring("waits for results"));  // B's: left empty
+    const std::string a_only = read(course.root / "lessons/01_demo/README.md");
+    CHECK_THAT(a_only, ContainsSubstring("a-2026-12-05.json"));
+    CHECK_THAT(a_only, ContainsSubstring("<!-- cudalings:staircase gpu=\"NVIDIA B\" -->\n<!--"));
+    CHECK(findings(course.root, "generated").size() == 1);  // B's region has no results yet
+
+    REQUIRE(course.update(course.results("NVIDIA B", 500.0, "b"), "2026-12-06").error.empty());
+    const std::string both = read(course.root / "lessons/01_demo/README.md");
+    CHECK(both.substr(0, both.find("NVIDIA B")) == a_only.substr(0, a_only.find("NVIDIA B")));
+    CHECK_THAT(both, ContainsSubstring("b-2026-12-06.json"));
+    CHECK_THAT(both, ContainsSubstring("| `02_b` | 500.0 µs"));
+    CHECK(findings(course.root, "generated").empty());
+}
+
 TEST_CASE("dev update: results that cannot make a table are refused", "[devupdate]") {
     DemoCourse course;
     auto j = check_output("NVIDIA Demo 40GB", 1000.0);
