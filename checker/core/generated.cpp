@@ -199,6 +199,24 @@ nlohmann::json to_json(const StoredResults& s) {
             {"staircases", stairs}};
 }
 
+std::string stored_text(const StoredResults& s) {
+    const nlohmann::json j = to_json(s);
+    std::string out = "{\n";
+    for (const char* key : {"format_version", "kind", "run"})
+        out += "  \"" + std::string(key) + "\": " + j[key].dump() + ",\n";
+    out += "  \"staircases\": [";
+    const auto& stairs = j["staircases"];
+    for (std::size_t i = 0; i < stairs.size(); ++i) {
+        out += std::string(i ? "," : "") + "\n    {\"lesson\": " + stairs[i]["lesson"].dump() +
+               ", \"copy_gbps\": " + stairs[i]["copy_gbps"].dump() + ", \"rows\": [";
+        const auto& rows = stairs[i]["rows"];
+        for (std::size_t k = 0; k < rows.size(); ++k)
+            out += std::string(k ? "," : "") + "\n      " + rows[k].dump();
+        out += "\n    ]}";
+    }
+    return out + "\n  ]\n}\n";
+}
+
 bool read_results(const nlohmann::json& j, const std::string& date, StoredResults& out,
                   bool& was_stored, std::string& error) {
     out = StoredResults{};
@@ -638,7 +656,7 @@ bool take_results(const std::string& root, const UpdateOptions& o, StoredResults
                 " lies outside the course: regions name their file inside it";
         return false;
     }
-    if (!was_stored) files.emplace_back(rel, to_json(fresh).dump(1) + "\n");
+    if (!was_stored) files.emplace_back(rel, stored_text(fresh));
     return true;
 }
 

@@ -72,6 +72,8 @@ struct StoredResults {
     const Staircase* find(const std::string& lesson) const;
 };
 nlohmann::json to_json(const StoredResults& s);  // the stored form (docs/results/*.json)
+// to_json(s) as the file is written: one line per staircase row (small, and diffs by row).
+std::string stored_text(const StoredResults& s);
 // A results file: a stored one, or `check --json`'s output (then `date` stands in for a
 // missing run record's date). False, with `error`, when it is neither or cannot be used: no
 // GPU, no staircase, files that are not the reference solutions.
