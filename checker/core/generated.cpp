@@ -594,6 +594,11 @@ bool expected_body(const Document& d, const Region& r, const Manifest& m, Result
             "FILE` fills it";
         return false;
     }
+    if (fs::path(results).is_absolute() ||
+        fs::path(results).lexically_normal().generic_string().rfind("..", 0) == 0) {
+        error = "results=\"" + results + "\" lies outside the course";
+        return false;
+    }
     const StoredResults* stored = cache.get(results, error);
     if (!stored) return false;
     const Staircase* st = stored->find(d.lesson);
@@ -632,10 +637,6 @@ std::vector<Document> course_documents(const std::string& root, const Manifest& 
 std::string region_name(const Region& r) {
     return r.kind + " region of line " + std::to_string(r.line);
 }
-
-}  // namespace
-
-namespace {
 
 // The results `o.results` names, and the course-relative path regions will name them by: a
 // stored file where it is, a check's output trimmed into `files` (docs/results/ by default).

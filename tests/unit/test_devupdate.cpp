@@ -265,6 +265,16 @@ TEST_CASE("dev update: results that cannot make a table are refused", "[devupdat
     CHECK_THAT(course.update(file).error, ContainsSubstring("GPU"));
     CHECK_THAT(course.update(course.results("G", 1.0, "d"), "5 Dec").error,
                ContainsSubstring("YYYY-MM-DD"));
+
+    // A region reads its results from inside the course only.
+    write(course.root / "lessons/01_demo/README.md",
+          "<!-- cudalings:staircase gpu=\"G\" results=\"../elsewhere.json\" -->\n"
+          "<!-- /cudalings:staircase -->\n");
+    std::vector<DevFinding> found;
+    for (const auto& f : findings(course.root, "generated"))  // (the course table is unfilled)
+        if (f.file == "lessons/01_demo/README.md") found.push_back(f);
+    REQUIRE(found.size() == 1);
+    CHECK_THAT(found[0].message, ContainsSubstring("outside the course"));
 }
 
 TEST_CASE("dev update: the pristine record is written by the course's own script", "[devupdate]") {
