@@ -17,7 +17,8 @@
 # first on the include path; a learner's step still sees its own folder first, so an edit to a
 # header can only affect that learner's steps). `cudalings reset` restores files from here.
 #
-# Maintainers: after changing a lesson file, `cmake --build build --target cudalings_pristine_update`
+# Maintainers: after changing a lesson file, `./cudalings dev update` (which runs
+# CudalingsPristineRecord.cmake) or `cmake --build build --target cudalings_pristine_update`
 # rewrites the record (the test `pristine_record_current` fails in CI while it is stale).
 
 set(CUDALINGS_PRISTINE_RECORD "${PROJECT_SOURCE_DIR}/cmake/pristine-lessons.sha256")

@@ -29,7 +29,8 @@ elseif(mode STREQUAL "check")
   endif()
   if(NOT recorded STREQUAL text)
     message(FATAL_ERROR "cmake/pristine-lessons.sha256 does not match lessons/ (a lesson file "
-                        "changed without `cmake --build build --target cudalings_pristine_update`)")
+                        "changed without `./cudalings dev update` or "
+                        "`cmake --build build --target cudalings_pristine_update`)")
   endif()
   message(STATUS "the record matches every lesson file")
 else()

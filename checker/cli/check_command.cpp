@@ -3,18 +3,34 @@
 
 #include <nlohmann/json.hpp>
 
+#include <ctime>
 #include <iostream>
 
+#include "../core/generated.h"
 #include "../core/hash.h"
 #include "../core/history.h"
 #include "../core/report.h"
 #include "../core/sandbox.h"
+#include "../core/setup.h"
 #include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
 
+#ifndef CUDALINGS_GIT_COMMIT
+#define CUDALINGS_GIT_COMMIT ""
+#endif
+
 namespace cudalings::cli {
 namespace {
+
+std::string today() {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char text[16];
+    std::strftime(text, sizeof text, "%Y-%m-%d", &local);
+    return text;
+}
 
 StaircaseRow stair_row(const std::string& label, const std::string& title,
                        const std::string& problem, bool baseline,
@@ -93,6 +109,12 @@ int cmd_check(const Options& o) {
     render.verbose = o.verbose;
     render.command = "./cudalings";
     int passed = 0, failed = 0, skipped = 0;
+    // --json: the run's record (generated.h), what `cudalings dev update` names a table by.
+    RunRecord run;
+    run.date = today();
+    run.commit = CUDALINGS_GIT_COMMIT;
+    run.solutions = o.solutions;
+    if (o.json) run.cuda = nvcc_release(configured_nvcc());
     nlohmann::json results = nlohmann::json::array();
     nlohmann::json staircases = nlohmann::json::array();
     std::vector<StepReport> lesson_reports;
@@ -100,6 +122,8 @@ int cmd_check(const Options& o) {
         if (several) counter = step_counter(i, steps.size()) + " " + step_name(m, steps[i]);
         StepReport r = check_and_record(checker, o, m, progress, steps[i]);  // common.cpp
         lesson_reports.push_back(r);
+        if (run.gpu.empty()) run.gpu = r.gpu;
+        if (run.copy_gbps <= 0 && !r.timings.empty()) run.copy_gbps = r.timings.front().copy_gbps;
         if (r.verdict == Verdict::Pass)
             ++passed;
         else if (r.verdict == Verdict::Skipped)
@@ -133,7 +157,8 @@ int cmd_check(const Options& o) {
         }
     }
     if (o.json) {
-        std::cout << versioned({{"results", results},
+        std::cout << versioned({{"run", to_json(run)},
+                                {"results", results},
                                 {"staircases", staircases},
                                 {"passed", passed},
                                 {"failed", failed},

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "generated.h"
 #include "hash.h"
 #include "profile.h"
 #include "verdict.h"
@@ -187,6 +188,8 @@ std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manif
         check_links(root, lesson, found);
         check_profile(lesson, found);
     }
+    for (const auto& [file, message] : stale_generated(root, manifest))
+        found.push_back({"generated", file, message});
     return found;
 }
 

@@ -9,6 +9,9 @@
 //   links      lesson READMEs link only to files inside the course
 //   profile    every metric a lesson chooses for `cudalings profile` is one the course explains
 //              (profile.h's catalogue), none twice, none of the summary's
+//   generated  every generated region of the READMEs (the course table, the lessons' staircases)
+//              is what `cudalings dev update` makes of its sources (generated.h): a hand edit, or
+//              a source changed without the update, is a finding that names the command
 #pragma once
 
 #include <functional>
@@ -21,7 +24,8 @@
 namespace cudalings {
 
 struct DevFinding {
-    std::string rule;  // "files", "hints", "problems", "baselines", "fixtures", "links", "profile"
+    std::string rule;  // "files", "hints", "problems", "baselines", "fixtures", "links", "profile",
+                       // "generated"
     std::string file;  // what to fix, relative to the course root
     std::string message;
 };

@@ -78,6 +78,16 @@ LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>
             lesson.profile_metrics.push_back(m.get<std::string>());
         }
     }
+    if (jl.contains("summary")) {
+        const auto& js = jl.at("summary");
+        const char* shape = ": \"summary\" must read {\"write\": \"...\", \"teaches\": \"...\"}";
+        if (!js.is_object()) throw std::runtime_error(where + shape);
+        for (const auto& [key, value] : js.items())
+            if ((key != "write" && key != "teaches") || !value.is_string())
+                throw std::runtime_error(where + shape);
+        lesson.summary_write = js.value("write", "");
+        lesson.summary_teaches = js.value("teaches", "");
+    }
     if (lesson.steps.empty())
         throw std::runtime_error(where + ": lesson " + lesson.id + " has no steps");
     return lesson;

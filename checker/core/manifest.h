@@ -43,6 +43,9 @@ struct LessonInfo {
     // `cudalings profile`: the metrics the lesson chooses ("profile": {"metrics": [...]}),
     // shown after every profile's summary; empty: the core's defaults (profile.h).
     std::vector<std::string> profile_metrics;
+    // The lesson's row in the root README's course table ("summary": {"write": ..., "teaches":
+    // ...}), which `cudalings dev update` writes: what the learner writes, what it teaches.
+    std::string summary_write, summary_teaches;
 };
 
 struct Manifest {

@@ -356,6 +356,25 @@ nlohmann::json to_json(const Staircase& st) {
     return {{"lesson", st.lesson}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
 }
 
+Staircase staircase_from_json(const nlohmann::json& j) {
+    Staircase st;
+    st.lesson = j.value("lesson", "");
+    st.copy_gbps = j.value("copy_gbps", 0.0);
+    for (const auto& jr : j.value("rows", nlohmann::json::array())) {
+        StaircaseRow row;
+        row.label = jr.value("label", "");
+        row.title = jr.value("title", row.label);
+        row.problem = jr.value("problem", "");
+        row.baseline = jr.value("baseline", false);
+        for (const auto& jc : jr.value("cells", nlohmann::json::array()))
+            row.cells.push_back({jc.value("column", ""), jc.value("median_us", 0.0),
+                                 jc.value("bytes", 0.0), jc.value("n", std::uint64_t{0}),
+                                 jc.value("size", "")});
+        st.rows.push_back(row);
+    }
+    return st;
+}
+
 nlohmann::json to_json(const StepReport& r) {
     using nlohmann::json;
     json j;

@@ -90,6 +90,9 @@ struct Staircase {
 };
 std::string render_staircase(const Staircase& s, const RenderOptions& options);
 nlohmann::json to_json(const Staircase& s);
+// A staircase back from its JSON (to_json's, or the rows and cells alone: the derived figures
+// are not read, to_json computes them again).
+Staircase staircase_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const StepReport& r);
 StepReport step_report_from_json(const nlohmann::json& j);  // for tests and batch tools
 

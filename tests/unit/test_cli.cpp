@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 
 #include <unistd.h>
 
@@ -67,6 +68,11 @@ TEST_CASE("a compile error is reported with the learner's file and line", "[cli]
     CHECK(j["results"][0]["verdict"] == "COMPILE_ERROR");
     CHECK(j["results"][0]["compile"]["diagnostics"][0]["line"] == 11);
     CHECK(j["failed"] == 1);
+    // The run's record (what `dev update` names a stored table by): the day, the toolkit.
+    CHECK(std::regex_match(j["run"]["date"].get<std::string>(), std::regex(R"(\d{4}-\d\d-\d\d)")));
+    CHECK(j["run"]["solutions"] == false);
+    CHECK(j["run"].contains("gpu"));
+    CHECK_FALSE(j["run"]["cuda"].get<std::string>().empty());
     remove_course(root);
 }
 
