@@ -84,6 +84,42 @@ bool Progress::save() const {
     return write_file_atomic(file_, j.dump(2) + "\n");
 }
 
+std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p, bool gpu,
+                                       std::optional<StepRef> after) {
+    std::vector<StepRef> order;
+    for (std::size_t l = 0; l < m.lessons.size(); ++l)
+        for (std::size_t s = 0; s < m.lessons[l].steps.size(); ++s) order.push_back({l, s});
+    std::size_t start = 0;  // where the search begins, in `order`
+    if (after)
+        for (std::size_t i = 0; i < order.size(); ++i)
+            if (order[i].lesson == after->lesson && order[i].step == after->step) start = i + 1;
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const StepRef ref = order[(start + k) % order.size()];
+        if (after && ref.lesson == after->lesson && ref.step == after->step) continue;
+        const StepInfo& step = m.lessons[ref.lesson].steps[ref.step];
+        if (finishable_here(step, gpu) && !p.passed(step_name(m, ref))) return ref;
+    }
+    return std::nullopt;
+}
+
+std::optional<StepRef> step_in_hand(const Manifest& m, const Progress& p, bool gpu,
+                                    std::optional<StepRef> current) {
+    if (current && current->lesson < m.lessons.size() &&
+        current->step < m.lessons[current->lesson].steps.size()) {
+        const StepInfo& step = m.lessons[current->lesson].steps[current->step];
+        if (finishable_here(step, gpu) && !p.passed(step_name(m, *current))) return current;
+        return next_unfinished(m, p, gpu, current);
+    }
+    return next_unfinished(m, p, gpu);
+}
+
+std::optional<StepRef> find_step(const Manifest& m, const std::string& name) {
+    for (std::size_t l = 0; l < m.lessons.size(); ++l)
+        for (std::size_t s = 0; s < m.lessons[l].steps.size(); ++s)
+            if (step_name(m, {l, s}) == name) return StepRef{l, s};
+    return std::nullopt;
+}
+
 bool make_dirs(const std::string& path) {
     std::error_code ec;
     fs::create_directories(path, ec);
