@@ -65,7 +65,7 @@ int run_watch(Options& o) {
     std::vector<StepRef> chosen;
     if (!select_steps(o, paths, m, progress, chosen)) return exit_code::usage;
     if (chosen.size() > 1) {
-        std::cerr << "cudalings: watch takes one step (or none: the next unfinished one)\n";
+        std::cerr << "cudalings: watch takes one step (or none: the one you are on)\n";
         return exit_code::usage;
     }
     CheckOptions options;
