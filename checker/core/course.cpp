@@ -86,16 +86,20 @@ bool Progress::save() const {
 
 std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p, bool gpu,
                                        std::optional<StepRef> after) {
+    // The order of the search: after `after`, the rest of its lesson, then the steps of that
+    // lesson before it, then the lessons after it, round to the course's start.
     std::vector<StepRef> order;
-    for (std::size_t l = 0; l < m.lessons.size(); ++l)
-        for (std::size_t s = 0; s < m.lessons[l].steps.size(); ++s) order.push_back({l, s});
-    std::size_t start = 0;  // where the search begins, in `order`
-    if (after)
-        for (std::size_t i = 0; i < order.size(); ++i)
-            if (order[i].lesson == after->lesson && order[i].step == after->step) start = i + 1;
-    for (std::size_t k = 0; k < order.size(); ++k) {
-        const StepRef ref = order[(start + k) % order.size()];
-        if (after && ref.lesson == after->lesson && ref.step == after->step) continue;
+    const bool known = after && after->lesson < m.lessons.size() &&
+                       after->step < m.lessons[after->lesson].steps.size();
+    const std::size_t first = known ? after->lesson : 0;
+    for (std::size_t k = 0; k < m.lessons.size(); ++k) {
+        const std::size_t l = (first + k) % m.lessons.size();
+        const std::size_t count = m.lessons[l].steps.size();
+        const std::size_t from = known && l == first ? after->step + 1 : 0;
+        for (std::size_t j = 0; j < count; ++j) order.push_back({l, (from + j) % count});
+    }
+    for (const StepRef& ref : order) {
+        if (known && ref.lesson == after->lesson && ref.step == after->step) continue;
         const StepInfo& step = m.lessons[ref.lesson].steps[ref.step];
         if (finishable_here(step, gpu) && !p.passed(step_name(m, ref))) return ref;
     }

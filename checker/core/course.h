@@ -64,9 +64,10 @@ class Progress {
 // emulator cannot run it), so there it is passed over, as a passed step is: it never holds up
 // the course.
 inline bool finishable_here(const StepInfo& step, bool gpu) { return gpu || !step.needs_gpu; }
-// The first step in course order, after `after` (from the course's start when there is none)
-// and wrapping round, that is not passed and can be finished here (`gpu`: a GPU is present).
-// The rest of `after`'s own lesson comes first: after 09/2 comes 09/3, whatever lesson 01 holds.
+// The first step that is not passed and can be finished here (`gpu`: a GPU is present), in
+// course order from the start, or, given `after`, its own lesson first: the steps after it, then
+// those before it, then the next lessons, round to the course's start. After 09/2 comes 09/3
+// (whatever lesson 01 holds), and after 09/4 an unfinished 09/1 before 10/1.
 std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p, bool gpu,
                                        std::optional<StepRef> after = std::nullopt);
 // The step the learner is on: `current` (the step `watch` or the last `check` of one step was

@@ -176,12 +176,19 @@ TEST_CASE("the next step is the same lesson's, and a GPU-only step holds nothing
     p.mark_passed("01_vector_add/02_grid_stride_loop", "h");
     // After 01/2 passed: 01/3, though 01/1 is not done.
     CHECK(name(next_unfinished(m, p, true, StepRef{0, 1})) == "01_vector_add/03_float4");
-    // After the last step of the course: round to its start.
-    CHECK(name(next_unfinished(m, p, true, StepRef{1, 1})) ==
+    // After the last step of a lesson: the lesson's unfinished steps before it come first.
+    CHECK(name(next_unfinished(m, p, true, StepRef{0, 2})) ==
           "01_vector_add/01_one_thread_per_element");
-    // 02/1 needs a GPU: after 01/3 it comes next with one, and is passed over without.
+    // After the last step of the course: the rest of its lesson, then round to the start.
+    CHECK(name(next_unfinished(m, p, true, StepRef{1, 1})) == "02_reduce/01_interleaved");
+    CHECK(name(next_unfinished(m, p, false, StepRef{1, 1})) ==
+          "01_vector_add/01_one_thread_per_element");
+    // 02/1 needs a GPU: once lesson 01 is done, it comes next with one, and is passed over
+    // without.
+    p.mark_passed("01_vector_add/01_one_thread_per_element", "h");
     CHECK(name(next_unfinished(m, p, true, StepRef{0, 2})) == "02_reduce/01_interleaved");
     CHECK(name(next_unfinished(m, p, false, StepRef{0, 2})) == "02_reduce/02_strided_index");
+    p.clear("01_vector_add/01_one_thread_per_element");
     // The step in hand: the current one while unfinished, the next once passed (or, without a
     // GPU, when it needs one), the first unfinished when there is none.
     CHECK(name(step_in_hand(m, p, true, StepRef{0, 2})) == "01_vector_add/03_float4");
