@@ -71,10 +71,10 @@ int cmd_check(const Options& o) {
     if (!open_course(o, paths, m)) return exit_code::usage;
     Progress progress(paths.state_dir + "/progress.json");
     std::vector<StepRef> steps;
-    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
+    if (!select_steps(o, paths, m, progress, steps)) return exit_code::usage;
     if (steps.empty()) {
-        std::cout
-            << "Every step is done. Well done! (`cudalings check STEP` checks any step again.)\n";
+        std::cout << all_done_sentence(paths, m, progress)
+                  << " (`cudalings check STEP` checks any step again.)\n";
         return exit_code::pass;
     }
     CheckOptions options;
@@ -95,8 +95,12 @@ int cmd_check(const Options& o) {
         }
     }
     Checker checker(paths, m, options);
-    // Several steps: "[n/N] step" before each, then one line per step (a full report for a
-    // failure, or for every step with -v). Progress that rewrites itself only on a terminal.
+    // One step is the step the learner is on (`hint` and a bare `check` come back to it).
+    if (steps.size() == 1 && !o.all && !o.solutions)
+        record_current_step(paths.state_dir, step_name(m, steps[0]));
+    // Several steps: "[n/N] step" before each, then one line per step (the full report of
+    // every step with -v; `check STEP` gives one step's). Progress that rewrites itself only on
+    // a terminal.
     const bool several = steps.size() > 1;
     std::string counter;  // "[ 3/22] 01_vector_add/03_float4"
     bool tty_progress = !o.json && live_terminal(2);
@@ -118,6 +122,8 @@ int cmd_check(const Options& o) {
     nlohmann::json results = nlohmann::json::array();
     nlohmann::json staircases = nlohmann::json::array();
     std::vector<StepReport> lesson_reports;
+    std::string first_failed;                         // the first step of several that did not pass
+    nlohmann::json after = nlohmann::json::object();  // --json, one step: "solution", "next"
     for (std::size_t i = 0; i < steps.size(); ++i) {
         if (several) counter = step_counter(i, steps.size()) + " " + step_name(m, steps[i]);
         StepReport r = check_and_record(checker, o, m, progress, steps[i]);  // common.cpp
@@ -130,14 +136,18 @@ int cmd_check(const Options& o) {
             ++skipped;
         else
             ++failed;
+        const bool failure = r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped;
+        if (failure && first_failed.empty()) first_failed = r.step;
         if (o.json) {
             results.push_back(to_json(r));
+            if (!several && !o.solutions) what_next_json(paths, m, progress, steps[i], r, after);
         } else if (several) {
             std::cout << render_step_line(r, i, steps.size(), render) << std::flush;
-            if (o.verbose || (r.verdict != Verdict::Pass && r.verdict != Verdict::Skipped))
-                std::cout << render_text(r, render) << "\n" << std::flush;
+            if (o.verbose) std::cout << render_text(r, render) << "\n" << std::flush;
         } else {
             std::cout << render_text(r, render) << std::flush;
+            std::optional<StepRef> next;
+            if (!o.solutions) std::cout << what_next(paths, m, progress, steps[i], r, next);
         }
         // The end of a whole lesson: its staircase.
         bool lesson_ends = i + 1 == steps.size() || steps[i + 1].lesson != steps[i].lesson;
@@ -157,17 +167,20 @@ int cmd_check(const Options& o) {
         }
     }
     if (o.json) {
-        std::cout << versioned({{"run", to_json(run)},
-                                {"results", results},
-                                {"staircases", staircases},
-                                {"passed", passed},
-                                {"failed", failed},
-                                {"skipped", skipped}})
-                         .dump(2)
-                  << "\n";
+        nlohmann::json j{{"run", to_json(run)},
+                         {"results", results},
+                         {"staircases", staircases},
+                         {"passed", passed},
+                         {"failed", failed},
+                         {"skipped", skipped}};
+        j.update(after);
+        std::cout << versioned(j).dump(2) << "\n";
     } else if (steps.size() > 1 || o.all) {
         std::cout << "\n"
                   << passed << " passed, " << failed << " failed, " << skipped << " skipped\n";
+        if (!first_failed.empty() && !o.verbose)
+            std::cout << "A step's full report: " << render.command << " check " << first_failed
+                      << (o.solutions ? " --solutions" : "") << " (or -v here for every step)\n";
     }
     return exit_code_for(passed, failed, skipped);
 }

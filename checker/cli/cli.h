@@ -50,10 +50,24 @@ bool use_color(const Options& o);
 // Resolves the course and its manifest; prints why not and returns false when it cannot.
 bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest);
 std::vector<StepRef> all_steps(const Manifest& m);
-std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p);
-// The steps a command acts on: named, --all, or the next unfinished one.
-bool select_steps(const Options& o, const Manifest& m, const Progress& p,
+// Whether this machine has a CUDA GPU (the runner's probe, once per process).
+bool gpu_here(const CoursePaths& paths);
+// The step the learner is on (course.h's step_in_hand): the one `watch` or the last `check` of
+// one step was on, the next unfinished after it once it passed, else the first unfinished.
+std::optional<StepRef> current_step(const CoursePaths& paths, const Manifest& m, const Progress& p);
+// The steps a command acts on: named, --all, or the step the learner is on (current_step).
+bool select_steps(const Options& o, const CoursePaths& paths, const Manifest& m, const Progress& p,
                   std::vector<StepRef>& steps);
+// What follows a check of one step: after a PASS, the reference solution to compare with;
+// after a PASS (or a SKIPPED of a step that needs a GPU, where there is none), the next step
+// (next_unfinished after it: the rest of its lesson first). `next` is set to it.
+std::string what_next(const CoursePaths& paths, const Manifest& m, const Progress& p,
+                      const StepRef& step, const StepReport& r, std::optional<StepRef>& next);
+// "Every step is done. Well done!", or, where steps wait for a GPU, how many.
+std::string all_done_sentence(const CoursePaths& paths, const Manifest& m, const Progress& p);
+// The same as fields of a --json object: "solution" and "next" where there is one.
+void what_next_json(const CoursePaths& paths, const Manifest& m, const Progress& p,
+                    const StepRef& step, const StepReport& r, nlohmann::json& j);
 // The course and the one step a command acts on (`sass`, `profile`): false, after saying why,
 // when there is no course or the selection is not exactly one step.
 bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Manifest& m,

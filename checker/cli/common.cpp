@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "../core/hash.h"
 #include "../core/history.h"
@@ -138,10 +139,100 @@ std::vector<StepRef> all_steps(const Manifest& m) {
     return refs;
 }
 
-std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p) {
+bool gpu_here(const CoursePaths& paths) {
+    static std::optional<bool> present;
+    if (!present) present = Checker(paths, Manifest{}, CheckOptions{}).gpu().present;
+    return *present;
+}
+
+std::optional<StepRef> current_step(const CoursePaths& paths, const Manifest& m,
+                                    const Progress& p) {
+    const std::string recorded = load_current_step(paths.state_dir);
+    return step_in_hand(m, p, gpu_here(paths),
+                        recorded.empty() ? std::nullopt : find_step(m, recorded));
+}
+
+namespace {
+
+// The steps a GPU-less machine passes over, not passed yet: how many.
+std::size_t waiting_for_a_gpu(const Manifest& m, const Progress& p) {
+    std::size_t n = 0;
     for (const auto& ref : all_steps(m))
-        if (!p.passed(step_name(m, ref))) return ref;
-    return std::nullopt;
+        n += m.lessons[ref.lesson].steps[ref.step].needs_gpu && !p.passed(step_name(m, ref));
+    return n;
+}
+
+bool lesson_done(const Manifest& m, const Progress& p, std::size_t lesson) {
+    for (std::size_t s = 0; s < m.lessons[lesson].steps.size(); ++s)
+        if (!p.passed(step_name(m, {lesson, s}))) return false;
+    return true;
+}
+
+// The reference solution of `step`, relative to the course root ("" when the copy has none).
+std::string solution_to_compare(const CoursePaths& paths, const Manifest& m, const StepRef& step) {
+    const auto& lesson = m.lessons[step.lesson];
+    const std::string file = paths.step_file(lesson, lesson.steps[step.step], true);
+    std::error_code ec;
+    if (!fs::is_regular_file(file, ec)) return {};
+    // As the learner sees it from the course root (solutions/ may be a link elsewhere).
+    return "solutions/" + lesson.id + "/" + lesson.steps[step.step].id + ".cu";
+}
+
+// A step that needs a GPU, checked where there is none: SKIPPED, and not the learner's to fix.
+bool skipped_for_want_of_a_gpu(const CoursePaths& paths, const Manifest& m, const StepRef& step,
+                               const StepReport& r) {
+    return r.verdict == Verdict::Skipped && m.lessons[step.lesson].steps[step.step].needs_gpu &&
+           !gpu_here(paths);
+}
+
+}  // namespace
+
+std::string what_next(const CoursePaths& paths, const Manifest& m, const Progress& p,
+                      const StepRef& step, const StepReport& r, std::optional<StepRef>& next) {
+    next.reset();
+    const bool passed = r.verdict == Verdict::Pass;
+    const bool gpu_step = skipped_for_want_of_a_gpu(paths, m, step, r);
+    if (!passed && !gpu_step) return {};
+    std::ostringstream s;
+    s << "\n";
+    if (gpu_step)
+        s << "This step needs an NVIDIA GPU (the emulator cannot run it): it does not hold up "
+             "the course.\n";
+    const std::string solution = passed ? solution_to_compare(paths, m, step) : "";
+    if (!solution.empty())
+        s << "Compare yours with the reference: " << solution
+          << " (its comments say why it is written that way)\n";
+    next = next_unfinished(m, p, gpu_here(paths), step);
+    const std::string lesson = m.lessons[step.lesson].id;
+    if (next) {
+        if (next->lesson != step.lesson && lesson_done(m, p, step.lesson))
+            s << "Every step of " << lesson << " is done. ";
+        const std::string name = step_name(m, *next);
+        s << "Next: " << name << " — " << m.lessons[next->lesson].steps[next->step].title
+          << "\n      ./cudalings check " << name << "\n";
+    } else {
+        s << all_done_sentence(paths, m, p) << "\n";
+    }
+    return s.str();
+}
+
+std::string all_done_sentence(const CoursePaths& paths, const Manifest& m, const Progress& p) {
+    const std::size_t waiting = gpu_here(paths) ? 0 : waiting_for_a_gpu(m, p);
+    if (!waiting) return "Every step is done. Well done!";
+    return "Every step this machine can run is done. Well done! " + std::to_string(waiting) +
+           (waiting == 1 ? " step needs" : " steps need") +
+           " an NVIDIA GPU (`./cudalings list` marks them).";
+}
+
+void what_next_json(const CoursePaths& paths, const Manifest& m, const Progress& p,
+                    const StepRef& step, const StepReport& r, nlohmann::json& j) {
+    std::optional<StepRef> next;
+    what_next(paths, m, p, step, r, next);
+    if (r.verdict == Verdict::Pass) {
+        const std::string solution = solution_to_compare(paths, m, step);
+        if (!solution.empty()) j["solution"] = solution;
+    }
+    if (next) j["next"] = step_name(m, *next);
 }
 
 bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Manifest& m,
@@ -149,7 +240,7 @@ bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Ma
     if (!open_course(o, paths, m)) return false;
     Progress progress(paths.state_dir + "/progress.json");
     std::vector<StepRef> steps;
-    if (!select_steps(o, m, progress, steps)) return false;
+    if (!select_steps(o, paths, m, progress, steps)) return false;
     if (steps.size() != 1) {
         std::cerr << "cudalings: " << command << " takes one step\n";
         return false;
@@ -158,8 +249,8 @@ bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Ma
     return true;
 }
 
-// The steps a command acts on: named, --all, or the next unfinished one.
-bool select_steps(const Options& o, const Manifest& m, const Progress& p,
+// The steps a command acts on: named, --all, or the step the learner is on.
+bool select_steps(const Options& o, const CoursePaths& paths, const Manifest& m, const Progress& p,
                   std::vector<StepRef>& steps) {
     if (o.all) {
         steps = all_steps(m);
@@ -187,7 +278,7 @@ bool select_steps(const Options& o, const Manifest& m, const Progress& p,
         steps = *found;
         return true;
     }
-    auto next = next_unfinished(m, p);
+    auto next = current_step(paths, m, p);
     if (next) steps = {*next};
     note_edited_passed_steps(o, m, p);
     return true;

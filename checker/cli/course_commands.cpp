@@ -15,42 +15,62 @@ int cmd_list(const Options& o) {
     Manifest m;
     if (!open_course(o, paths, m)) return exit_code::usage;
     Progress progress(paths.state_dir + "/progress.json");
-    auto next = next_unfinished(m, progress);
+    auto next = current_step(paths, m, progress);
+    const bool gpu = gpu_here(paths);
     bool color = use_color(o);
     nlohmann::json j = nlohmann::json::array();
-    std::size_t done = 0, total = 0;
+    std::size_t done = 0, total = 0, waiting = 0;  // waiting: for a GPU this machine lacks
     for (std::size_t l = 0; l < m.lessons.size(); ++l) {
         const auto& lesson = m.lessons[l];
         if (!o.json)
             std::cout << (color ? "\033[1m" : "") << lesson.id << (color ? "\033[0m" : "") << "  "
                       << lesson.title << "\n";
         for (std::size_t s = 0; s < lesson.steps.size(); ++s) {
+            const StepInfo& step = lesson.steps[s];
             std::string name = step_name(m, {l, s});
             bool passed = progress.passed(name);
             bool is_next = next && next->lesson == l && next->step == s;
+            // Not finishable here: passed over by `next`, never counted as holding anything up.
+            bool no_gpu = !passed && !finishable_here(step, gpu);
             done += passed;
+            waiting += no_gpu;
             ++total;
             j.push_back({{"step", name},
-                         {"title", lesson.steps[s].title},
+                         {"title", step.title},
+                         {"needs_gpu", step.needs_gpu},
                          {"status", passed    ? "done"
                                     : is_next ? "next"
+                                    : no_gpu  ? "needs_gpu"
                                               : "pending"}});
             if (o.json) continue;
-            const char* mark = passed ? "done" : is_next ? "next" : "    ";
+            const char* mark = passed ? "done" : is_next ? "next" : no_gpu ? "gpu " : "    ";
             const char* colour = passed ? "\033[32m" : is_next ? "\033[33m" : "";
             std::cout << "  " << (color ? colour : "") << "[" << mark << "]"
-                      << (color ? "\033[0m" : "") << " " << lesson.steps[s].id << "  "
-                      << lesson.steps[s].title << "\n";
+                      << (color ? "\033[0m" : "") << " " << step.id << "  " << step.title
+                      << (step.needs_gpu ? "  (needs an NVIDIA GPU: the emulator cannot run it)"
+                                         : "")
+                      << "\n";
         }
     }
     if (o.json) {
-        std::cout << versioned({{"steps", j}, {"done", done}, {"total", total}}).dump(2) << "\n";
+        std::cout << versioned({{"steps", j},
+                                {"done", done},
+                                {"total", total},
+                                {"waiting_for_gpu", waiting}})
+                         .dump(2)
+                  << "\n";
     } else {
         std::cout << "\n"
                   << progress_bar(done, total, 30, unicode_terminal()) << "  " << done << " of "
                   << total << " steps done.";
         if (next) std::cout << " Next: ./cudalings check " << step_name(m, *next);
         std::cout << "\n";
+        if (waiting)
+            std::cout << "[gpu ] " << waiting
+                      << (waiting == 1 ? " step needs an NVIDIA GPU, which this machine lacks: "
+                                         "it is passed over and holds nothing up.\n"
+                                       : " steps need an NVIDIA GPU, which this machine lacks: "
+                                         "they are passed over and hold nothing up.\n");
     }
     return exit_code::pass;
 }
@@ -61,7 +81,7 @@ int cmd_hint(const Options& o) {
     if (!open_course(o, paths, m)) return exit_code::usage;
     Progress progress(paths.state_dir + "/progress.json");
     std::vector<StepRef> steps;
-    if (!select_steps(o, m, progress, steps)) return exit_code::usage;
+    if (!select_steps(o, paths, m, progress, steps)) return exit_code::usage;
     if (o.json) {
         nlohmann::json hints = nlohmann::json::array();
         for (const auto& ref : steps)
@@ -72,7 +92,7 @@ int cmd_hint(const Options& o) {
         return exit_code::pass;
     }
     if (steps.empty()) {
-        std::cout << "Every step is done: no hint needed.\n";
+        std::cout << all_done_sentence(paths, m, progress) << " No hint needed.\n";
         return exit_code::pass;
     }
     for (const auto& ref : steps) {
@@ -83,8 +103,6 @@ int cmd_hint(const Options& o) {
     return exit_code::pass;
 }
 
-// What `check` and `grade` share: limits, timing, the sanitizer, and the seed (the one asked for,
-// or a fresh one). False, after saying why, when the seed is not hexadecimal.
 }  // namespace
 
 Command add_list_command(CLI::App& app, Options& o) {
@@ -94,7 +112,9 @@ Command add_list_command(CLI::App& app, Options& o) {
 
 Command add_hint_command(CLI::App& app, Options& o) {
     auto* hint =
-        app.add_subcommand("hint", "a hint for a step (the next unfinished one by default)");
+        app.add_subcommand("hint",
+                           "a hint for a step (by default the one you are on: the step `watch` "
+                           "or your last `check` was on, else the first unfinished)");
     hint->add_option("step", o.step, "the step");
     return {hint, [&o] { return cmd_hint(o); }};
 }

@@ -162,7 +162,7 @@ Command add_profile_command(CLI::App& app, Options& o) {
         "Nsight Compute (ncu) on one timed call of a step: each kernel's duration, DRAM "
         "throughput, occupancy and the lesson's metrics");
     auto args = std::make_shared<ProfileArgs>();
-    profile->add_option("step", o.step, "the step (default: the next unfinished)");
+    profile->add_option("step", o.step, "the step (default: the one you are on)");
     profile->add_flag("--solutions", o.solutions, "profile the reference solution, not yours");
     profile->add_option("--column", args->column,
                         "which timed problem, when the step has several (the first by default)");

@@ -28,7 +28,7 @@ std::string lesson_path_for(const Options& o, const CoursePaths& paths, const Ma
         if (!rel.empty() && *rel.begin() != "..") return rel.generic_string();
     }
     std::vector<StepRef> steps;
-    if (!select_steps(o, m, progress, steps)) return {};
+    if (!select_steps(o, paths, m, progress, steps)) return {};
     if (steps.size() != 1) {
         error = "reset takes one step or one lesson file, not a whole lesson";
         return {};

@@ -104,7 +104,7 @@ Command add_sass_command(CLI::App& app, Options& o) {
     auto* sass = app.add_subcommand(
         "sass", "the machine code (SASS, or PTX without cuobjdump) the compiler made of a step");
     auto args = std::make_shared<SassArgs>();
-    sass->add_option("step", o.step, "the step (default: the next unfinished)");
+    sass->add_option("step", o.step, "the step (default: the one you are on)");
     sass->add_flag("--ptx", args->ptx, "PTX instead of SASS");
     sass->add_flag("--solution", args->solution, "the reference solution's, not yours");
     return {sass, [&o, args] { return run_sass(o, *args); }};

@@ -1,8 +1,10 @@
-// `cudalings watch [STEP]`: checks the current step (the named one, else the next unfinished)
-// and again every time its file is saved; after a pass it moves on to the next unfinished
-// step. Between checks it shows the course's progress bar and the step being watched. Keys
-// (on a terminal, or a line on standard input): Enter or r checks again, n skips to the next
-// step, h shows the hint, l lists the steps, q quits. Inotify notices a save at once; where a
+// `cudalings watch [STEP]`: checks the current step (the named one, else the one the learner is
+// on: cli.h's current_step) and again every time its file is saved; after a pass it names the
+// reference solution to compare with and moves on to the next unfinished step, the rest of the
+// same lesson first (a step that needs a GPU, where there is none, is passed over). Between
+// checks it shows the course's progress bar and the step being watched. Keys (on a terminal, or
+// a line on standard input): Enter or r checks again, n skips to the next step, h shows the
+// hint, l lists the steps, q quits. Inotify notices a save at once; where a
 // file system says nothing (WSL2's Windows drives, network shares) the file is looked at every
 // second, and Enter always checks.
 //
@@ -61,9 +63,9 @@ int run_watch(Options& o) {
     if (!open_course(o, paths, m)) return exit_code::usage;
     Progress progress(paths.state_dir + "/progress.json");
     std::vector<StepRef> chosen;
-    if (!select_steps(o, m, progress, chosen)) return exit_code::usage;
+    if (!select_steps(o, paths, m, progress, chosen)) return exit_code::usage;
     if (chosen.size() > 1) {
-        std::cerr << "cudalings: watch takes one step (or none: the next unfinished one)\n";
+        std::cerr << "cudalings: watch takes one step (or none: the one you are on)\n";
         return exit_code::usage;
     }
     CheckOptions options;
@@ -128,23 +130,25 @@ int run_watch(Options& o) {
                     fresh.seed = fresh_seed();  // fresh inputs on every check, as `check` does
                     return fresh;
                 }());
+            record_current_step(paths.state_dir, step_name(m, *current));  // for `hint`
             const StepReport r = check_and_record(checker, o, m, progress, *current);
-            if (o.json)
-                emit({{"event", "result"}, {"t", now_seconds()}, {"report", to_json(r)}});
-            else
-                std::cout << render_text(r, render) << std::flush;
-            if (r.verdict == Verdict::Pass) {
-                const auto next = next_unfinished(m, progress);
+            // After a pass (or a step this machine cannot run): the reference to compare with,
+            // and the next step, the rest of this lesson first.
+            std::optional<StepRef> next;
+            const std::string after = what_next(paths, m, progress, *current, r, next);
+            if (o.json) {
+                nlohmann::json event{
+                    {"event", "result"}, {"t", now_seconds()}, {"report", to_json(r)}};
+                what_next_json(paths, m, progress, *current, r, event);
+                emit(event);
+            } else {
+                std::cout << render_text(r, render) << after << std::flush;
+            }
+            if (!after.empty()) {
                 if (!next) {
-                    if (o.json)
-                        emit({{"event", "done"}});
-                    else
-                        std::cout << "\nEvery step is done. Well done!\n";
+                    if (o.json) emit({{"event", "done"}});
                     return exit_code::pass;
                 }
-                if (!o.json)
-                    std::cout << "\nNext: " << step_name(m, *next) << " — "
-                              << m.lessons[next->lesson].steps[next->step].title << "\n";
                 current = next;
                 check_now = true;  // the next step is checked once, then watched
             }
@@ -198,7 +202,7 @@ int run_watch(Options& o) {
                 break;
         }
     }
-    std::cout << "Every step is done. Well done!\n";
+    std::cout << all_done_sentence(paths, m, progress) << "\n";
     return exit_code::pass;
 }
 
@@ -207,7 +211,9 @@ int run_watch(Options& o) {
 Command add_watch_command(CLI::App& app, Options& o) {
     auto* watch = app.add_subcommand(
         "watch", "check the current step every time you save it, then move on to the next");
-    watch->add_option("step", o.step, "the step to start with (default: the next unfinished)");
+    watch->add_option(
+        "step", o.step,
+        "the step to start with (default: the one you are on, else the first unfinished)");
     add_check_flags(watch, o);
     return {watch, [&o] { return run_watch(o); }};
 }

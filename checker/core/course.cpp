@@ -84,6 +84,46 @@ bool Progress::save() const {
     return write_file_atomic(file_, j.dump(2) + "\n");
 }
 
+std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p, bool gpu,
+                                       std::optional<StepRef> after) {
+    // The order of the search: after `after`, the rest of its lesson, then the steps of that
+    // lesson before it, then the lessons after it, round to the course's start.
+    std::vector<StepRef> order;
+    const bool known = after && after->lesson < m.lessons.size() &&
+                       after->step < m.lessons[after->lesson].steps.size();
+    const std::size_t first = known ? after->lesson : 0;
+    for (std::size_t k = 0; k < m.lessons.size(); ++k) {
+        const std::size_t l = (first + k) % m.lessons.size();
+        const std::size_t count = m.lessons[l].steps.size();
+        const std::size_t from = known && l == first ? after->step + 1 : 0;
+        for (std::size_t j = 0; j < count; ++j) order.push_back({l, (from + j) % count});
+    }
+    for (const StepRef& ref : order) {
+        if (known && ref.lesson == after->lesson && ref.step == after->step) continue;
+        const StepInfo& step = m.lessons[ref.lesson].steps[ref.step];
+        if (finishable_here(step, gpu) && !p.passed(step_name(m, ref))) return ref;
+    }
+    return std::nullopt;
+}
+
+std::optional<StepRef> step_in_hand(const Manifest& m, const Progress& p, bool gpu,
+                                    std::optional<StepRef> current) {
+    if (current && current->lesson < m.lessons.size() &&
+        current->step < m.lessons[current->lesson].steps.size()) {
+        const StepInfo& step = m.lessons[current->lesson].steps[current->step];
+        if (finishable_here(step, gpu) && !p.passed(step_name(m, *current))) return current;
+        return next_unfinished(m, p, gpu, current);
+    }
+    return next_unfinished(m, p, gpu);
+}
+
+std::optional<StepRef> find_step(const Manifest& m, const std::string& name) {
+    for (std::size_t l = 0; l < m.lessons.size(); ++l)
+        for (std::size_t s = 0; s < m.lessons[l].steps.size(); ++s)
+            if (step_name(m, {l, s}) == name) return StepRef{l, s};
+    return std::nullopt;
+}
+
 bool make_dirs(const std::string& path) {
     std::error_code ec;
     fs::create_directories(path, ec);

@@ -60,6 +60,24 @@ class Progress {
     std::vector<std::pair<std::string, std::string>> passed_;
 };
 
+// Where the learner goes next. A step marked needs_gpu cannot be finished without a GPU (the
+// emulator cannot run it), so there it is passed over, as a passed step is: it never holds up
+// the course.
+inline bool finishable_here(const StepInfo& step, bool gpu) { return gpu || !step.needs_gpu; }
+// The first step that is not passed and can be finished here (`gpu`: a GPU is present), in
+// course order from the start, or, given `after`, its own lesson first: the steps after it, then
+// those before it, then the next lessons, round to the course's start. After 09/2 comes 09/3
+// (whatever lesson 01 holds), and after 09/4 an unfinished 09/1 before 10/1.
+std::optional<StepRef> next_unfinished(const Manifest& m, const Progress& p, bool gpu,
+                                       std::optional<StepRef> after = std::nullopt);
+// The step the learner is on: `current` (the step `watch` or the last `check` of one step was
+// on) while it is unfinished and can be finished here, else the next unfinished after it; the
+// first unfinished when there is no current step.
+std::optional<StepRef> step_in_hand(const Manifest& m, const Progress& p, bool gpu,
+                                    std::optional<StepRef> current);
+// A step named exactly as step_name() spells it, if the manifest has it.
+std::optional<StepRef> find_step(const Manifest& m, const std::string& name);
+
 // mkdir -p; true when the directory exists afterwards.
 bool make_dirs(const std::string& path);
 

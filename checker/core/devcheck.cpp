@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "emulate.h"
 #include "generated.h"
 #include "hash.h"
 #include "profile.h"
@@ -160,9 +161,20 @@ std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manif
     for (const auto& lesson : manifest.lessons) {
         const std::string part = "checks/" + lesson.id + "/lesson.json";
         check_files(root, lesson, found);
-        for (const auto& step : lesson.steps)
+        for (const auto& step : lesson.steps) {
             if (step.hint.empty())
                 found.push_back({"hints", part, "step " + step.id + " has no hint"});
+            // A step the emulator cannot build must say so, or a learner without a GPU waits
+            // on it for ever.
+            bool ok = false;
+            const std::string solution = read_file(
+                (fs::path(root) / "solutions" / lesson.id / (step.id + ".cu")).string(), &ok);
+            const std::string blocker = ok ? emulation_blocker(solution) : "";
+            if (!blocker.empty() && !step.needs_gpu)
+                found.push_back({"gpu", part,
+                                 "step " + step.id + " cannot be emulated (its solution: " +
+                                     blocker + "): give it \"needs_gpu\": true"});
+        }
         const ChecksContents contents = list_checks(lesson);
         if (!contents.error.empty()) {
             found.push_back({"problems", "checks/" + lesson.id + "/checks.cu", contents.error});

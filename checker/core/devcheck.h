@@ -3,6 +3,8 @@
 //   files      every step of the manifest has a skeleton (lessons/) and a solution (solutions/),
 //              and no step file lies there that the manifest does not list
 //   hints      every step has a hint
+//   gpu        a step whose solution the emulator cannot build (CUB, inline PTX) says
+//              "needs_gpu": true, so that a learner without a GPU is not held up by it
 //   problems   every step's problem exists in its lesson's checks
 //   baselines  every baseline names a problem of the lesson and is registered by its baselines
 //   fixtures   every fixture has a valid header (a verdict, an existing step, known keys)
@@ -24,8 +26,8 @@
 namespace cudalings {
 
 struct DevFinding {
-    std::string rule;  // "files", "hints", "problems", "baselines", "fixtures", "links", "profile",
-                       // "generated"
+    std::string rule;  // "files", "hints", "gpu", "problems", "baselines", "fixtures", "links",
+                       // "profile", "generated"
     std::string file;  // what to fix, relative to the course root
     std::string message;
 };

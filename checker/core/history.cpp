@@ -55,6 +55,23 @@ bool record_explained(const std::string& state_dir, const StepReport& report) {
            write_file_atomic(file.string(), record.dump() + "\n");
 }
 
+bool record_current_step(const std::string& state_dir, const std::string& step) {
+    const fs::path file = fs::path(state_dir) / "current-step.json";
+    const nlohmann::json record{{"step", step}};
+    return make_dirs(state_dir) && write_file_atomic(file.string(), record.dump() + "\n");
+}
+
+std::string load_current_step(const std::string& state_dir) {
+    bool ok = false;
+    const std::string text = read_file((fs::path(state_dir) / "current-step.json").string(), &ok);
+    if (!ok) return {};
+    try {
+        return nlohmann::json::parse(text).value("step", std::string());
+    } catch (const std::exception&) {
+        return {};  // a damaged record: as if none was kept
+    }
+}
+
 std::map<std::string, nlohmann::json> load_results(const std::string& state_dir) {
     return load_dir(fs::path(state_dir) / "results", true);
 }

@@ -2,7 +2,8 @@
 // report of every step (results/<lesson>/<step>.json) and the last staircase of every lesson
 // (staircases/<lesson>.json), both in their --json form, and the access pictures of the last
 // check of every step that had them (explained/<lesson>/<step>.json: {"step", "access"}, the
-// report's "access"), which a later check without --explain leaves in place.
+// report's "access"), which a later check without --explain leaves in place; and the step the
+// learner is on (current-step.json: {"step"}), which `watch` and a `check` of one step set.
 #pragma once
 
 #include <map>
@@ -19,6 +20,10 @@ bool record_result(const std::string& state_dir, const StepReport& report);
 bool record_staircase(const std::string& state_dir, const Staircase& staircase);
 // Nothing to do (true) when the report has no access pictures.
 bool record_explained(const std::string& state_dir, const StepReport& report);
+
+// The step `watch` or the last `check` of one step was on ("" when none was recorded).
+bool record_current_step(const std::string& state_dir, const std::string& step);
+std::string load_current_step(const std::string& state_dir);
 
 // Step name -> its last report; lesson id -> its last staircase.
 std::map<std::string, nlohmann::json> load_results(const std::string& state_dir);

@@ -34,6 +34,10 @@ LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>
         step.title = js.value("title", step.id);
         step.hint = js.value("hint", "");
         step.timed = js.value("timed", true);
+        if (js.contains("needs_gpu") && !js.at("needs_gpu").is_boolean())
+            throw std::runtime_error(where + ": step " + step.id +
+                                     ": \"needs_gpu\" must be true or false");
+        step.needs_gpu = js.value("needs_gpu", false);
         step.problem = js.value("problem", lesson.problem);
         if (js.contains("timed_size")) {
             step.timed_size = parse_size(js.at("timed_size").get<std::string>());

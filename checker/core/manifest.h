@@ -21,6 +21,10 @@ struct StepInfo {
     std::uint64_t timed_size = 0;  // > 0: the size of the step's timed cases ("2^24")
     std::vector<std::string>
         forbid;  // libraries this step may not use (course default less "allow")
+    // "needs_gpu": true — the CPU emulator cannot run the step (it calls CUB, say): without a
+    // GPU it is SKIPPED, and `list`, `hint`, `watch` and `check` pass over it instead of
+    // waiting for it.
+    bool needs_gpu = false;
     // Grading (`cudalings grade`): what the step is worth when it passes, and when a student
     // sees its result on Gradescope: "visible", "hidden", "after_due_date", "after_published".
     double points = 1;

@@ -63,7 +63,7 @@ __global__ void __launch_bounds__(kBlockSize)
     //     if (t < active) { left = offset * (2t + 1) - 1; right = offset * (2t + 2) - 1;
     //                       s[at(right)] += s[at(left)]; }
     //     offset *= 2;
-    //   Always index s through at(), never s[k] directly: step 5 changes at().
+    //   Always index s through at(), never s[k] directly: TODO 5 changes at().
 
     // TODO(2 of 5, ~1 line): thread 0 sets the root, s[at(kTile - 1)], to 0.
 

@@ -1,6 +1,7 @@
 // `cudalings watch`: a save is noticed and checked again within a second of the check's own
 // time, whether the editor writes the file in place or writes a new file and renames it over
-// the old one; a pass moves on to the next step. Driven through --json events on a pipe.
+// the old one; a pass names the reference to compare with and moves on to the next step of the
+// same lesson. Driven through --json events on a pipe.
 #include <catch2/catch_test_macros.hpp>
 
 #include <nlohmann/json.hpp>
@@ -30,12 +31,12 @@ double now() {
 
 class Watch {
   public:
-    Watch(const std::string& root, const std::string& state) {
+    Watch(const std::string& root, const std::string& state, const std::string& step = "1/1") {
         int out[2], in[2];
         REQUIRE(::pipe(out) == 0);
         REQUIRE(::pipe(in) == 0);
         std::vector<std::string> args{CUDALINGS_BINARY, "--root", root,       "--json",
-                                      "watch",          "1/1",    "--emulate"};
+                                      "watch",          step,     "--emulate"};
         std::vector<char*> argv;
         for (auto& a : args) argv.push_back(a.data());
         argv.push_back(nullptr);
@@ -142,6 +143,32 @@ TEST_CASE("watch checks again on every save, within a second of the check's own 
     auto next = watch.next("result");
     REQUIRE(next != nullptr);
     CHECK(next["report"]["step"] == "01_vector_add/02_grid_stride_loop");
+}
+
+// Passing 01/2 with 01/1 unfinished: watch goes on with 01/3 (the same lesson), not back to 01/1,
+// and `hint` then gives 01/3's hint.
+TEST_CASE("after a pass, watch goes on with the same lesson's next step", "[watch][cli]") {
+    const std::string root = flow::course_copy();
+    const std::string src = CUDALINGS_SOURCE_DIR;
+    flow::write(root + "/lessons/01_vector_add/02_grid_stride_loop.cu",
+                flow::read(src + "/solutions/01_vector_add/02_grid_stride_loop.cu"));
+    const std::string state = flow::temp_dir("state");
+    {
+        Watch watch(root, state, "1/2");
+        auto passed = watch.next("result");
+        REQUIRE(passed != nullptr);
+        CHECK(passed["report"]["verdict"] == "PASS");
+        CHECK(passed["solution"] == "solutions/01_vector_add/02_grid_stride_loop.cu");
+        CHECK(passed["next"] == "01_vector_add/03_float4");
+        auto next = watch.next("result");
+        REQUIRE(next != nullptr);
+        CHECK(next["report"]["step"] == "01_vector_add/03_float4");
+        auto watching = watch.next("watching");
+        REQUIRE(watching != nullptr);
+        CHECK(watching["step"] == "01_vector_add/03_float4");
+    }
+    auto hint = flow::cudalings({"--root", root, "hint"}, {{"CUDALINGS_STATE_DIR", state}});
+    CHECK(hint.out.rfind("01_vector_add/03_float4 —", 0) == 0);
 }
 
 TEST_CASE("a save is noticed with inotify at once, and without it within a second", "[watch]") {

@@ -202,3 +202,104 @@ TEST_CASE("fixtures with an emulated verdict get it under emulation", "[cli]") {
     }
     CHECK(checked >= 1);
 }
+
+// After a PASS, `check` names the reference to compare with and the next step of the SAME
+// lesson (not the course's first unfinished one), and `hint` without a step follows the learner
+// there; without a check to go by, `hint` gives the first unfinished step's.
+TEST_CASE("after a pass, check points to the reference and the lesson's next step; hint follows",
+          "[cli]") {
+    const std::string src = CUDALINGS_SOURCE_DIR;
+    auto root = course_with(src + "/solutions/01_vector_add/02_grid_stride_loop.cu",
+                            "01_vector_add/02_grid_stride_loop.cu");
+    fs::create_directory_symlink(src + "/solutions", fs::path(root) / "solutions");
+    const auto state = fresh_state_dir();
+    CHECK_THAT(cudalings({"--root", root, "hint"}, state).out,
+               ContainsSubstring("01_vector_add/01_one_thread_per_element —"));
+    auto r = cudalings({"--root", root, "check", "1/2", "--no-time"}, state);
+    INFO(r.out.substr(0, 3000) << r.err.substr(0, 1000));
+    REQUIRE(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring("Compare yours with the reference: "
+                                        "solutions/01_vector_add/02_grid_stride_loop.cu"));
+    CHECK_THAT(r.out, ContainsSubstring("Next: 01_vector_add/03_float4 — "));
+    CHECK_THAT(r.out, ContainsSubstring("./cudalings check 01_vector_add/03_float4"));
+    auto hint = cudalings({"--root", root, "hint"}, state);
+    CHECK_THAT(hint.out, ContainsSubstring("01_vector_add/03_float4 —"));
+    CHECK_THAT(cudalings({"--root", root, "list"}, state).out,
+               ContainsSubstring("[next] 03_float4"));
+    // The same for machines: "solution" and "next" beside the results.
+    auto j = nlohmann::json::parse(
+        cudalings({"--root", root, "check", "1/2", "--no-time", "--json"}, state).out);
+    CHECK(j["solution"] == "solutions/01_vector_add/02_grid_stride_loop.cu");
+    CHECK(j["next"] == "01_vector_add/03_float4");
+    remove_course(root);
+}
+
+// `check 01` prints one line per step (the README's promise), a failure's full report only for
+// the step alone (or with -v), and says how to get it.
+TEST_CASE("a lesson check prints one line per step, and how to see a step's full report", "[cli]") {
+    const std::string src = CUDALINGS_SOURCE_DIR;
+    auto root = course_with(src + "/checks/01_vector_add/fixtures/compile_error.cu",
+                            "01_vector_add/01_one_thread_per_element.cu");
+    const auto state = fresh_state_dir();
+    auto r = cudalings({"--root", root, "check", "01", "--no-time", "--no-emulate"}, state);
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, ContainsSubstring("[1/3] 01_vector_add/01_one_thread_per_element"));
+    CHECK_THAT(r.out, ContainsSubstring("COMPILE_ERROR"));
+    CHECK_THAT(r.out, ContainsSubstring("[3/3] 01_vector_add/03_float4"));
+    CHECK_THAT(r.out, !ContainsSubstring("compile  failed"));  // no full report
+    CHECK_THAT(r.out, !ContainsSubstring("    | "));           // nor nvcc's output
+    CHECK_THAT(r.out, ContainsSubstring("A step's full report: ./cudalings check "
+                                        "01_vector_add/01_one_thread_per_element"));
+    auto one = cudalings({"--root", root, "check", "1/1", "--no-time", "--no-emulate"}, state);
+    CHECK_THAT(one.out, ContainsSubstring("compile  failed"));
+    remove_course(root);
+}
+
+// 07/1 calls CUB, which the emulator cannot build: it is marked in `list` and, without a GPU,
+// passed over by list, hint and check rather than waited on. Its build has no warning (the
+// checker and the file both turn CUB's NVTX ranges off: one definition).
+TEST_CASE("a step that needs a GPU is marked, and without one it holds nothing up", "[cli]") {
+    const bool gpu = gpu_present();
+    const auto state = fresh_state_dir();
+    // Every step before 07/1 passed.
+    nlohmann::json passed = nlohmann::json::object();
+    const auto fresh = nlohmann::json::parse(cudalings({"list", "--json"}, state).out);
+    for (const auto& step : fresh["steps"]) {
+        const std::string name = step["step"];
+        if (name.rfind("07_compact/", 0) == 0) break;
+        passed[name] = "0";
+    }
+    nlohmann::json progress;
+    progress["passed"] = passed;
+    fs::create_directories(state);
+    {
+        std::ofstream file(fs::path(state) / "progress.json");
+        file << progress.dump();
+    }
+    auto list = cudalings({"list"}, state);
+    CHECK_THAT(list.out, ContainsSubstring("01_flags_scan_scatter  Flags, cub::DeviceScan::"
+                                           "ExclusiveSum, scatter: the library first  (needs an "
+                                           "NVIDIA GPU"));
+    const std::string expected_next =
+        gpu ? "07_compact/01_flags_scan_scatter" : "07_compact/02_two_pass";
+    CHECK_THAT(list.out, ContainsSubstring("Next: ./cudalings check " + expected_next));
+    CHECK_THAT(cudalings({"hint"}, state).out, ContainsSubstring(expected_next + " —"));
+    auto j = nlohmann::json::parse(cudalings({"list", "--json"}, state).out);
+    for (const auto& step : j["steps"])
+        if (step["step"] == "07_compact/01_flags_scan_scatter") {
+            CHECK(step["needs_gpu"] == true);
+            CHECK(step["status"] == (gpu ? "next" : "needs_gpu"));
+        }
+    if (!gpu) CHECK_THAT(list.out, ContainsSubstring("[gpu ] 01_flags_scan_scatter"));
+    auto check = cudalings({"check", "7/1", "--no-time", "--no-emulate"}, state);
+    INFO(check.out);
+    CHECK_THAT(check.out, ContainsSubstring("compile  ok"));
+    CHECK_THAT(check.out, !ContainsSubstring("warning"));
+    CHECK_THAT(check.out, !ContainsSubstring("redefined"));
+    if (!gpu) {
+        CHECK(check.code == 77);
+        CHECK_THAT(check.out, ContainsSubstring("it does not hold up the course"));
+        CHECK_THAT(check.out, ContainsSubstring("Next: 07_compact/02_two_pass"));
+    }
+}

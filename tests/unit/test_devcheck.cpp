@@ -80,6 +80,21 @@ TEST_CASE("dev check: every step has a hint", "[devcheck]") {
     CHECK_THAT(course.only("hints").message, Catch::Matchers::ContainsSubstring("02_b"));
 }
 
+TEST_CASE("dev check: a step the emulator cannot build says it needs a GPU", "[devcheck]") {
+    DemoCourse course;
+    course.write("solutions/01_demo/02_b.cu", "#include <cub/device/device_scan.cuh>\n");
+    const DevFinding f = course.only("gpu");
+    CHECK(f.file == "checks/01_demo/lesson.json");
+    CHECK_THAT(f.message, Catch::Matchers::ContainsSubstring("02_b"));
+    CHECK_THAT(f.message, Catch::Matchers::ContainsSubstring("needs_gpu"));
+    course.write("checks/01_demo/lesson.json",
+                 R"({"id": "01_demo", "problem": "demo",
+                     "steps": [{"id": "01_a", "hint": "h"},
+                               {"id": "02_b", "hint": "h", "needs_gpu": true}],
+                     "baselines": [{"name": "cub"}]})");
+    CHECK(course.check().empty());
+}
+
 TEST_CASE("dev check: every step's problem exists in the lesson's checks", "[devcheck]") {
     DemoCourse course;
     course.contents.problems = {"other"};

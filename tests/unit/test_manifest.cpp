@@ -149,3 +149,62 @@ TEST_CASE("sizes read as a learner writes them", "[manifest]") {
     CHECK(parse_size("3^4") == 0);
     CHECK(parse_size("") == 0);
 }
+
+TEST_CASE("a step can say it needs a GPU; anything but true or false is refused", "[manifest]") {
+    const auto course = [](const std::string& flag) {
+        return R"({"lessons":[{"id":"07_compact","problem":"compact","steps":[{"id":"01_cub")" +
+               flag + R"(},{"id":"02_by_hand"}]}]})";
+    };
+    const Manifest m = parse_manifest(course(R"(, "needs_gpu": true)"));
+    CHECK(m.lessons[0].steps[0].needs_gpu);
+    CHECK_FALSE(m.lessons[0].steps[1].needs_gpu);
+    CHECK_THROWS_WITH(parse_manifest(course(R"(, "needs_gpu": "yes")")),
+                      Catch::Matchers::ContainsSubstring("needs_gpu"));
+}
+
+// Where the learner goes next: the rest of the lesson first (after 09/2 comes 09/3, not 01/1),
+// then on through the course and round to its start; a step that needs a GPU is passed over
+// where there is none, as a passed one is.
+TEST_CASE("the next step is the same lesson's, and a GPU-only step holds nothing up", "[course]") {
+    namespace fs = std::filesystem;
+    Manifest m = parse_manifest(kCourse);
+    m.lessons[1].steps[0].needs_gpu = true;  // 02_reduce/01_interleaved
+    const fs::path dir = fs::path(test_support::temp_path("next_step"));
+    Progress p((dir / "progress.json").string());
+    const auto name = [&](std::optional<StepRef> r) { return r ? step_name(m, *r) : "-"; };
+    CHECK(name(next_unfinished(m, p, true)) == "01_vector_add/01_one_thread_per_element");
+    p.mark_passed("01_vector_add/02_grid_stride_loop", "h");
+    // After 01/2 passed: 01/3, though 01/1 is not done.
+    CHECK(name(next_unfinished(m, p, true, StepRef{0, 1})) == "01_vector_add/03_float4");
+    // After the last step of a lesson: the lesson's unfinished steps before it come first.
+    CHECK(name(next_unfinished(m, p, true, StepRef{0, 2})) ==
+          "01_vector_add/01_one_thread_per_element");
+    // After the last step of the course: the rest of its lesson, then round to the start.
+    CHECK(name(next_unfinished(m, p, true, StepRef{1, 1})) == "02_reduce/01_interleaved");
+    CHECK(name(next_unfinished(m, p, false, StepRef{1, 1})) ==
+          "01_vector_add/01_one_thread_per_element");
+    // 02/1 needs a GPU: once lesson 01 is done, it comes next with one, and is passed over
+    // without.
+    p.mark_passed("01_vector_add/01_one_thread_per_element", "h");
+    CHECK(name(next_unfinished(m, p, true, StepRef{0, 2})) == "02_reduce/01_interleaved");
+    CHECK(name(next_unfinished(m, p, false, StepRef{0, 2})) == "02_reduce/02_strided_index");
+    p.clear("01_vector_add/01_one_thread_per_element");
+    // The step in hand: the current one while unfinished, the next once passed (or, without a
+    // GPU, when it needs one), the first unfinished when there is none.
+    CHECK(name(step_in_hand(m, p, true, StepRef{0, 2})) == "01_vector_add/03_float4");
+    CHECK(name(step_in_hand(m, p, true, StepRef{0, 1})) == "01_vector_add/03_float4");
+    CHECK(name(step_in_hand(m, p, false, StepRef{1, 0})) == "02_reduce/02_strided_index");
+    CHECK(name(step_in_hand(m, p, true, StepRef{1, 0})) == "02_reduce/01_interleaved");
+    CHECK(name(step_in_hand(m, p, true, std::nullopt)) ==
+          "01_vector_add/01_one_thread_per_element");
+    CHECK(name(step_in_hand(m, p, true, StepRef{7, 0})) ==
+          "01_vector_add/01_one_thread_per_element");
+    // Every step that can be done here is done: nothing, though 02/1 waits for a GPU.
+    for (const char* s : {"01_vector_add/01_one_thread_per_element", "01_vector_add/03_float4",
+                          "02_reduce/02_strided_index"})
+        p.mark_passed(s, "h");
+    CHECK(name(next_unfinished(m, p, false)) == "-");
+    CHECK(name(next_unfinished(m, p, true)) == "02_reduce/01_interleaved");
+    CHECK(name(find_step(m, "02_reduce/02_strided_index")) == "02_reduce/02_strided_index");
+    CHECK_FALSE(find_step(m, "02_reduce/09_missing"));
+}
