@@ -779,10 +779,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                            std::to_string(options_.host_memory_limit >> 30) + " GiB) exceeded";
             } else if (child.timed_out)
                 c.reason = phase == "call" ? "host code did not return" : "kernel did not finish";
-            else if (child.signal)
-                c.reason = describe_signal(child.signal);
             else
-                c.reason = "exit code " + std::to_string(child.exit_code);
+                c.reason = describe_exit(child.signal, child.exit_code);
             c.detail = child.memory_limit_hit
                            ? "the process used more host memory than a step may: it was killed"
                            : describe_end(child, options_.case_idle_seconds);
@@ -791,41 +789,14 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             report.timings.clear();
             report.timing_verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
             report.timing_error = describe_end(child, options_.case_idle_seconds);
-        } else if (!done && total < 0 && phase == "loading" && !child.timed_out &&
-                   !child.memory_limit_hit) {
-            // The learner's own code ended the process while it was being loaded.
-            CaseResult c;
-            c.index = 0;
-            c.name = "loading your file";
-            c.verdict = Verdict::Crash;
-            c.reason = "your file's code ended the process while it was being loaded: " +
-                       (child.signal ? describe_signal(child.signal)
-                                     : "exit code " + std::to_string(child.exit_code));
-            c.detail =
-                "code of yours that runs before any call ended it: a constructor or "
-                "initialiser of a global or static object, or an __attribute__((constructor)) "
-                "function (exit(), abort(), a crash)" +
-                (child.err.head.empty()
-                     ? std::string()
-                     : "\nyour program's output (stderr):\n" + child.err.head.substr(0, 400));
-            cases[0] = c;
-            total = 1;
-            break;
-        } else if (!done && total < 0 && phase == "loaded" && !child.timed_out &&
-                   !child.memory_limit_hit) {
-            // Loaded, then ended before the cases were even listed: nothing of the checker's
-            // runs there, but code the learner's file started while it loaded (a thread) can.
-            CaseResult c;
-            c.index = 0;
-            c.name = "right after loading your file";
-            c.verdict = Verdict::Crash;
-            c.reason = "your file's code ended the process right after it was loaded: " +
-                       (child.signal ? describe_signal(child.signal)
-                                     : "exit code " + std::to_string(child.exit_code));
-            c.detail =
-                "the process ended after your file was loaded and before the first call: code of "
-                "yours that runs on its own (a thread started by a constructor, an atexit "
-                "handler) ended it";
+        } else if (!done && total < 0 && (phase == "loading" || phase == "loaded") &&
+                   !child.timed_out && !child.memory_limit_hit) {
+            // The learner's own code ended the process while it was being loaded, or right
+            // after (nothing of the checker's runs between loading and the cases' list).
+            CaseResult c = ended_around_loading(phase == "loaded",
+                                                describe_exit(child.signal, child.exit_code));
+            if (phase == "loading" && !child.err.head.empty())
+                c.detail += "\nyour program's output (stderr):\n" + child.err.head.substr(0, 400);
             cases[0] = c;
             total = 1;
             break;

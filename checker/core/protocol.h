@@ -64,6 +64,11 @@ struct CaseResult {
     std::vector<EmulatorFinding> emulator;
 };
 
+// The case that blames the learner's code for ending its process before the first case: while
+// its file was being loaded (`loaded` false: a constructor, an initialiser) or right after (a
+// thread such code started). `how`: describe_exit's words.
+CaseResult ended_around_loading(bool loaded, const std::string& how);
+
 struct TimingSide {
     bool present = false;
     double median_us = 0, p25_us = 0, p75_us = 0, min_us = 0;

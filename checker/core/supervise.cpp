@@ -612,6 +612,10 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     return result;
 }
 
+std::string describe_exit(int signal, int exit_code) {
+    return signal ? describe_signal(signal) : "exit code " + std::to_string(exit_code);
+}
+
 std::string describe_signal(int sig) {
     // Names from a table: sigabbrev_np() needs glibc 2.32, older systems are still common.
     static const std::pair<int, const char*> names[] = {

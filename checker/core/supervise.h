@@ -119,6 +119,8 @@ class MemoryGroup {
 
 // "SIGSEGV (segmentation fault)" for 11, and so on.
 std::string describe_signal(int signal);
+// How a process ended: describe_signal(signal) when a signal ended it, else "exit code N".
+std::string describe_exit(int signal, int exit_code);
 
 // Ctrl-C, SIGTERM, SIGHUP and SIGQUIT end every child process group started by run_supervised
 // (and still running) before this process ends with the same signal: nothing the checker

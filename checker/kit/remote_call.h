@@ -260,7 +260,6 @@ struct Route {
     std::function<void()> returning;
     // The learner's own account of the last call (set by send): its events' times. Claims: the
     // judge's host clock around the same call is the cross-check.
-    bool called = false;
     double on_stream_us = 0, whole_device_us = 0;
 };
 // The route of this process (null: every call is made here). Defined by the kit (problem.cu).

@@ -283,20 +283,9 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
     }
     if (learner_fault) {  // ended by the learner's own code (a constructor, an initialiser)
         const cudalings::LearnerState& st = out.split->state();
-        CaseResult c;
-        c.index = 0;
-        c.name = "loading your file";
-        c.verdict = Verdict::Crash;
-        c.reason = "your file's code ended the process while it was being loaded: " +
-                   (st.signal ? std::string("signal ") + std::to_string(st.signal) + " (" +
-                                    ::strsignal(st.signal) + ")"
-                              : "exit code " + std::to_string(st.exit_code));
-        c.detail =
-            "code of yours that runs before any call ended it: a constructor or initialiser of a "
-            "global or static object, or an __attribute__((constructor)) function (exit(), "
-            "abort(), a crash)";
         emit(event_json(CasesEvent{1, out.problem->name, out.problem->advice}));
-        emit(event_json(c));
+        emit(event_json(cudalings::ended_around_loading(
+            false, cudalings::describe_exit(st.signal, st.exit_code))));
         emit_event("done");
         return 0;
     }

@@ -1,7 +1,5 @@
 #include "split.h"
 
-#include <string.h>
-
 #include "supervise.h"
 #include "timing.h"
 
@@ -83,11 +81,9 @@ bool Split::locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) co
 
 cudaError_t Split::send(const kit::remote::CallMessage& m) {
     cudalings::JudgeLink::Returned r;
-    route_.called = false;
     if (!link_.call(m, r, route_.returning)) throw LearnerGone{ended(), end_reason()};
     if (r.status == -1 || r.status == -2)  // no shim, or a message it could not unpack: ours
         throw dev::Error(cudaErrorUnknown, "the learner's process could not make the call: " + r.text);
-    route_.called = true;
     route_.on_stream_us = r.on_stream_us;
     route_.whole_device_us = r.whole_device_us;
     context_ok_ = r.context_ok;
@@ -100,18 +96,13 @@ cudaError_t Split::send(const kit::remote::CallMessage& m) {
 std::string Split::end_reason() const {
     const cudalings::LearnerState& st = link_.state();
     if (!st.ended) return "stopped answering";
-    return st.signal ? cudalings::describe_signal(st.signal)
-                     : "exit code " + std::to_string(st.exit_code);
+    return cudalings::describe_exit(st.signal, st.exit_code);
 }
 
 std::string Split::ended() const {
     const cudalings::LearnerState& st = link_.state();
     if (!st.ended) return "the process running your code stopped answering";
-    if (st.signal)
-        return "the process running your code was ended by signal " + std::to_string(st.signal) +
-               " (" + ::strsignal(st.signal) + ")";
-    return "the process running your code exited (exit code " + std::to_string(st.exit_code) +
-           ") instead of returning";
+    return "the process running your code ended (" + end_reason() + ") instead of returning";
 }
 
 }  // namespace runner

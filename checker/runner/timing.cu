@@ -76,8 +76,6 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
                 bool remote = false) {
     // A call made in the learner's process (the judge split): its own events are the times,
     // this process's host clock around the whole round trip their cross-check.
-    kit::remote::Route* route = kit::remote::current_route();
-    if (route) route->called = false;
     if (remote) {
         // No work of this process's around it: another context's events would make the GPU
         // switch between the two processes inside the learner's round trip.
@@ -87,8 +85,9 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
         Sample sample;
         sample.host_us =
             std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();
-        sample.on_stream_us = route ? route->on_stream_us : 0;
-        sample.whole_device_us = route ? route->whole_device_us : 0;
+        const kit::remote::Route& route = *kit::remote::current_route();
+        sample.on_stream_us = route.on_stream_us;
+        sample.whole_device_us = route.whole_device_us;
         return sample;
     }
     dev::Event start, end, after_sync;
@@ -105,10 +104,6 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
     sample.host_us = std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();
     sample.on_stream_us = 1000.0 * end.ms_since(start);
     sample.whole_device_us = 1000.0 * after_sync.ms_since(start);
-    if (route && route->called) {
-        sample.on_stream_us = route->on_stream_us;
-        sample.whole_device_us = route->whole_device_us;
-    }
     return sample;
 }
 
