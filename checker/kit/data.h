@@ -22,8 +22,9 @@ namespace kit {
 
 class Problem;
 
-// Which side of a timed comparison a call is for: the step being checked, or the reference
-// (which writes into spare outputs, so the checked step's results are never overwritten).
+// Which side of a timed comparison a call is for: the step being checked, or the reference.
+// Both use the same buffers unless the problem was made with Setup::spare (then the reference
+// writes into spare outputs: the runner's CUDALINGS_TIMING_BUFFERS=separate experiment).
 enum class Side { Learner, Reference };
 
 inline constexpr std::uint32_t kPoisonBits = 0x7fdeadbfu;  // a quiet NaN no arithmetic makes

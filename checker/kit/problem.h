@@ -43,7 +43,7 @@ namespace kit {
 struct Setup {
     cudaStream_t stream = nullptr;
     u64 seed = 0;
-    bool spare = false;         // timing against a reference: outputs get a spare copy
+    bool spare = false;         // outputs get a spare copy for the reference's calls
     bool exact_inputs = false;  // inputs without guard zones (for compute-sanitizer's memcheck)
 };
 
@@ -67,7 +67,8 @@ class Problem {
     cudaStream_t stream() const { return setup_.stream; }
     const Setup& setup() const { return setup_; }
 
-    // Calls the entry point `fn` with this case's buffers (the spare outputs for the reference).
+    // Calls the entry point `fn` with this case's buffers (the spare outputs for the reference,
+    // where the problem has them).
     virtual cudaError_t call(void* fn, Side side) = 0;
     // Computes what the outputs should be for the current inputs: after the buffers are made and
     // after every regeneration (fresh inputs for a timed sample). Optional.

@@ -1,5 +1,6 @@
 #include "driver.h"
 
+#include <cstdlib>
 #include <memory>
 
 namespace runner {
@@ -59,6 +60,11 @@ class TimedProblem : public TimedRun {
     void* fn_;
     void* ref_;
 };
+
+bool separate_timing_buffers() {
+    const char* v = std::getenv("CUDALINGS_TIMING_BUFFERS");
+    return v && std::string(v) == "separate";
+}
 
 cudalings::TimingSide side_of(const SideTiming& t) {
     cudalings::TimingSide s;
@@ -243,7 +249,13 @@ cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* re
     kit::Setup setup;
     setup.stream = stream_;
     setup.seed = seed;
-    setup.spare = reference != nullptr;
+    // The learner and the reference are timed on the same buffers (each learner output is
+    // verified before the reference overwrites it; every sample starts from fresh inputs and
+    // poisoned outputs). Separate output buffers for the reference made identical code differ
+    // by up to 2x where the time depends on where the outputs live: global atomics to a few
+    // hundred bins on the H100 (docs/methodology.md). CUDALINGS_TIMING_BUFFERS=separate brings
+    // back the reference's own outputs, for that experiment.
+    setup.spare = reference != nullptr && separate_timing_buffers();
     TimedProblem run(problem_.make(c, setup), fn, reference);
     run.problem().expect();
     poison(run.problem());

@@ -14,8 +14,8 @@
 
 namespace runner {
 
-// One prepared timed call: the step (or a library baseline) and the reference, each on its own
-// outputs.
+// One prepared timed call: the step (or a library baseline) and the reference, on the same
+// buffers (the learner's output is verified before the reference's call overwrites it).
 struct TimedRun {
     virtual ~TimedRun() = default;
     virtual cudaError_t learner(cudaStream_t s) = 0;
