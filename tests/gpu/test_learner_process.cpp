@@ -7,7 +7,10 @@
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <fstream>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -96,6 +99,37 @@ std::vector<std::string> mapped_files(pid_t pid) {
     return files;
 }
 
+// The project's namespaces a program defines symbols in ("cudalings::lend", "kit::remote",
+// "runner::…" counts as "runner"), from `nm -C --defined-only`. `why` says when nm could not
+// read the file.
+std::set<std::string> project_namespaces(const std::string& file, std::string* why) {
+    std::set<std::string> found;
+    const std::string command = "nm -C --defined-only '" + file + "' 2>/dev/null";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (!pipe) {
+        *why = "cannot run nm";
+        return found;
+    }
+    static const std::regex name(R"(\b(cudalings|kit|runner|grading)((::[A-Za-z_]\w*)+))");
+    char line[4096];
+    std::size_t symbols = 0;
+    while (std::fgets(line, sizeof line, pipe)) {
+        ++symbols;
+        const std::string text(line);
+        for (std::sregex_iterator m(text.begin(), text.end(), name), end; m != end; ++m) {
+            // The namespace and the first name inside it ("cudalings::lend", "kit::remote"; a
+            // function right in a project namespace counts as its own part: not allowed).
+            const std::string rest = (*m)[2];
+            const std::size_t next = rest.find("::", 2);
+            const std::string path = std::string((*m)[1]) + rest.substr(0, next);
+            found.insert(path);
+        }
+    }
+    const int status = ::pclose(pipe);
+    if (status != 0 || symbols == 0) *why = "nm found no symbols in " + file;
+    return found;
+}
+
 void lend_all(JudgeLink& link, Buffers& buf) {
     std::string why;
     REQUIRE(link.lend(buf.a, &why));
@@ -115,8 +149,10 @@ TEST_CASE("a learner's process computes on memory the judge lent it, under its f
     REQUIRE(shares);
     std::vector<std::pair<std::string, std::shared_ptr<const Sandbox>>> ways{{"direct", nullptr}};
     std::string why;
-    if (auto box = open_sandbox({}, why)) ways.emplace_back("bubblewrap", box);
-    else WARN("no sandbox here, only the direct start is tested: " << why);
+    if (auto box = open_sandbox({}, why))
+        ways.emplace_back("bubblewrap", box);
+    else
+        WARN("no sandbox here, only the direct start is tested: " << why);
     for (auto& [name, box] : ways) {
         INFO(name);
         Buffers buf;
@@ -180,5 +216,25 @@ TEST_CASE("a learner that exits while loading ends its own run, and cannot reach
         CHECK(r.status == cudaSuccess);                     // its claim...
         CHECK(buf.wrong() == Buffers::n);                   // ...and what the judge reads
         link.finish();
+    }
+}
+
+TEST_CASE("the learner's program and a lesson's call shim hold no checker code", "[learner]") {
+    // Only the loader's own parts (the lending of device memory, the wire to the judge, the
+    // filter) and the call shims' (kit::shim, kit::remote): no checks, no judge, no runner, no
+    // report, no key. (The learner's step and the reference are objects of their own; the test
+    // above reads the learner's maps for them.)
+    const std::set<std::string> allowed{"cudalings::lend", "cudalings::wire", "cudalings::seccomp",
+                                        "kit::remote", "kit::shim"};
+    for (const std::string& file :
+         {std::string(CUDALINGS_LEARNER), std::string(CUDALINGS_TEST_SHIM)}) {
+        INFO(file);
+        std::string why;
+        const std::set<std::string> spaces = project_namespaces(file, &why);
+        if (!why.empty()) SKIP(why);
+        std::string all;
+        for (const auto& s : spaces) all += s + " ";
+        INFO("namespaces: " << all);
+        for (const auto& s : spaces) CHECK(allowed.count(s) == 1);
     }
 }
