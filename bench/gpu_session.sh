@@ -19,6 +19,9 @@
 #                 phase's figures), then every fixture through it (CUDALINGS_JUDGE_SPLIT=1: grade
 #                 passes --judge-split to its workers). About the solutions and fixtures phases'
 #                 time together: give it two slots (SPLIT_PART=solutions or fixtures)
+#   buffers       the reference timed on the learner's buffers and on outputs of its own
+#                 (CUDALINGS_TIMING_BUFFERS=separate), lesson 06's atomics and lesson 01 (about a
+#                 minute)
 #
 # GPU work of another process makes a timed check SUSPECT (the host clock sees more than the
 # GPU's events): run the timed phases (solutions, bench, ctest, fixtures) each alone on the GPU;
@@ -136,7 +139,28 @@ PY
       grep -E "fixture batch|^  |tests passed|tests failed" "$out/split-fixtures.log" | cut -c1-300
     fi
     ;;
-  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential|corpus|split ..."; exit 2 ;;
+  buffers)
+    # Same code timed against itself with the reference on the learner's buffers (the default)
+    # and on outputs of its own (CUDALINGS_TIMING_BUFFERS=separate), alternated, twice: lesson
+    # 06's atomics, whose time depends on where the bins live, and lesson 01 as the control.
+    for round in 1 2; do
+      for mode in same separate; do
+        for s in 06_histogram/01_global_atomics 06_histogram/02_warp_aggregated 01_vector_add/03_float4; do
+          f="$out/buffers-$mode-$round-${s%%/*}-${s##*/}.json"
+          if [ $mode = separate ]; then export CUDALINGS_TIMING_BUFFERS=separate; else unset CUDALINGS_TIMING_BUFFERS; fi
+          "$build/cudalings" check "$s" --solutions --json --no-hazards --state-dir "$state-buffers" >"$f" 2>/dev/null
+          python3 - "$f" "$mode $round" <<'PY'
+import json, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    cells = " ".join(f'[{t.get("column") or t["size"]}] {t["learner"]["median_us"]:.1f}/{t.get("reference", {}).get("median_us", 0):.1f} us x{t.get("speed_vs_reference") or 0:.3f}' for t in r.get("timings", []))
+    print(sys.argv[2], r["step"], r["verdict"], cells)
+PY
+        done
+      done
+    done
+    unset CUDALINGS_TIMING_BUFFERS
+    ;;
+  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential|corpus|split|buffers ..."; exit 2 ;;
   esac
   echo "== $phase: $(( $(date +%s) - t0 )) s"
 done
