@@ -500,7 +500,7 @@ std::string Checker::lesson_checks(const LessonInfo& lesson, bool emulated, bool
 }
 
 std::string Checker::lesson_shims(const LessonInfo& lesson, const std::string& checks,
-                                  std::string* error) {
+                                  bool emulated, std::string* error) {
     // The checks' own cache key names the shims: the same checks, the same headers.
     const std::string object = checks + ".shims.so";
     if (::access(object.c_str(), R_OK) == 0) return object;
@@ -508,7 +508,8 @@ std::string Checker::lesson_shims(const LessonInfo& lesson, const std::string& c
     std::vector<json> events;
     ChildOptions o;
     o.wall_seconds = 60;
-    const auto child = run_runner({paths_.runner(), "list", "--checks", checks}, o, events);
+    const auto child = run_runner(
+        {emulated ? emulated_runner() : paths_.runner(), "list", "--checks", checks}, o, events);
     std::vector<std::string> symbols;
     for (const auto& e : events)
         if (e.value("event", "") == ChecksListing::kEvent)
@@ -527,24 +528,47 @@ std::string Checker::lesson_shims(const LessonInfo& lesson, const std::string& c
     for (const auto& symbol : symbols) source += "CUDALINGS_SHIM(" + symbol + ");\n";
     const std::string temporary = object + ".tmp." + std::to_string(::getpid());
     write_file_atomic(temporary + ".cu", source);
-    CompileRequest r;
-    r.nvcc = nvcc();
-    r.source = temporary + ".cu";
-    r.include_dirs = {paths_.kit_dir(), paths_.lesson_dir(lesson), paths_.common_dir()};
-    r.arch = gpu().arch;
-    r.output = temporary;
+    const std::vector<std::string> include_dirs{paths_.kit_dir(), paths_.lesson_dir(lesson),
+                                                paths_.common_dir()};
+    // For a GPU with nvcc; for the emulator as a learner's file is built for it (no kernels, so
+    // no instrumentation).
+    std::vector<std::vector<std::string>> commands;
+    if (emulated) {
+        EmulatedBuild b;
+        b.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
+        b.cxx = host_compiler();
+        b.emulator_include = emulator_include_dir(paths_.tool_dir);
+        b.cuda_include = cuda_include_dir();
+        b.include_dirs = include_dirs;
+        b.source = temporary + ".cu";
+        b.rewritten = temporary + ".cpp";
+        b.object = temporary + ".o";
+        b.output = temporary;
+        b.instrument = false;
+        commands = emulated_build_commands(b);
+    } else {
+        CompileRequest r;
+        r.nvcc = nvcc();
+        r.source = temporary + ".cu";
+        r.include_dirs = include_dirs;
+        r.arch = gpu().arch;
+        r.output = temporary;
+        commands = {nvcc_command(r)};
+    }
     ChildOptions build;
     build.wall_seconds = std::max(300.0, options_.compile_seconds);
     build.output_cap = 64 * 1024;
     say("building the call shims of " + lesson.id + " — once, then cached");
-    const auto built = run_supervised(nvcc_command(r), build);
+    ChildResult built;
+    for (const auto& command : commands)
+        if (!(built = run_supervised(command, build)).exited_ok()) break;
     std::error_code ec;
     if (built.exited_ok()) fs::rename(temporary, object, ec);
-    fs::remove(temporary + ".cu", ec);
+    for (const char* suffix : {".cu", ".cpp", ".o"}) fs::remove(temporary + suffix, ec);
     if (!built.exited_ok() || ::access(object.c_str(), R_OK) != 0) {
         fs::remove(temporary, ec);
-        *error = "the call shims of " + lesson.id + " do not build: " +
-                 (built.err.head + built.out.head).substr(0, 600);
+        *error = "the call shims of " + lesson.id +
+                 " do not build: " + (built.err.head + built.out.head).substr(0, 600);
         return {};
     }
     return object;
@@ -624,9 +648,11 @@ std::vector<std::string> Checker::runner_argv([[maybe_unused]] const LessonInfo&
         want_timing = has_reference = false;
     }
     if (has_reference) argv.insert(argv.end(), {"--reference", reference});
-    if (!emulating_ && !shims_.empty())
-        argv.insert(argv.end(),
-                    {"--learner", paths_.tool_dir + "/cudalings-learner", "--shims", shims_});
+    if (!shims_.empty())
+        argv.insert(argv.end(), {"--learner",
+                                 paths_.tool_dir +
+                                     (emulating_ ? "/cudalings-learner-emu" : "/cudalings-learner"),
+                                 "--shims", shims_});
     if (want_timing && first_child) argv.push_back("--time");
     if (step.timed_size) argv.insert(argv.end(), {"--timed-size", std::to_string(step.timed_size)});
     return argv;
@@ -1057,7 +1083,7 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         runs_on_gpu() ? lesson_checks(lesson, false, false, &checks_error) : std::string();
     shims_.clear();
     if (options_.judge_split && !checks.empty()) {
-        shims_ = lesson_shims(lesson, checks, &checks_error);
+        shims_ = lesson_shims(lesson, checks, false, &checks_error);
         if (shims_.empty()) {
             report.internal_error = checks_error;
             return finish();
@@ -1352,6 +1378,19 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepR
         report.verdict = Verdict::Skipped;
         report.reason = "it compiles; " + b.skipped + " (run it on a GPU)";
         return;
+    }
+    // The judge split: the learner's process runs the step on the emulator, with the lesson's
+    // call shims built for it.
+    shims_.clear();
+    if (options_.judge_split) {
+        std::string error;
+        const std::string checks = lesson_checks(lesson, true, false, &error);
+        if (!checks.empty()) shims_ = lesson_shims(lesson, checks, true, &error);
+        if (shims_.empty()) {
+            report.verdict = Verdict::InternalError;
+            report.reason = error;
+            return;
+        }
     }
     emulating_ = true;
     run(lesson, step, b.path, report);

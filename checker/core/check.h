@@ -122,9 +122,10 @@ class Checker {
 
     // The lesson's checks plugin (or its baselines), built when first needed; empty on failure,
     // with `error` saying why.
-    // The judge split's call shims of a lesson (kit/shim.h), built beside its GPU checks
-    // `checks` (once, then cached): the path, or "" with `error`.
-    std::string lesson_shims(const LessonInfo& lesson, const std::string& checks,
+    // The judge split's call shims of a lesson (kit/shim.h), built beside its checks `checks`
+    // (for the GPU, or for the emulator: `emulated`; once, then cached): the path, or "" with
+    // `error`.
+    std::string lesson_shims(const LessonInfo& lesson, const std::string& checks, bool emulated,
                              std::string* error);
     std::string lesson_checks(const LessonInfo& lesson, bool emulated, bool baselines,
                               std::string* error);

@@ -82,7 +82,8 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
     state_.capabilities_dropped = m.flags & wire::kNoCapabilities;
     state_.context_ms = m.ms;
     if (how.filter && !state_.filtered) {
-        if (why) *why = std::string("the learner's process could not install its filter: ") + m.text;
+        if (why)
+            *why = std::string("the learner's process could not install its filter: ") + m.text;
         return false;
     }
     if (!receive(m) || m.kind != wire::Kind::Loaded) {
@@ -98,13 +99,15 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
     return true;
 }
 
-bool JudgeLink::lend(lend::Loan& loan, std::string* why, std::uint32_t* id) {
+bool JudgeLink::lend(lend::Loan& loan, std::string* why, std::uint32_t* id,
+                     const std::string& marks) {
     wire::Message m;
     m.kind = wire::Kind::Lend;
     m.loan = next_id_++;
     m.bytes = loan.bytes;
     m.address = loan.address;
-    if (!wire::send(socket_, m, loan.fd >= 0 ? &loan.fd : nullptr, loan.fd >= 0 ? 1 : 0)) {
+    if (!wire::send_with(socket_, m, marks, loan.fd >= 0 ? &loan.fd : nullptr,
+                         loan.fd >= 0 ? 1 : 0)) {
         if (why) *why = "the learner's process is gone";
         reap(false);
         return false;
@@ -122,8 +125,9 @@ bool JudgeLink::lend(lend::Loan& loan, std::string* why, std::uint32_t* id) {
 }
 
 void JudgeLink::unlend(std::uint32_t id) {
-    lent_.erase(std::remove_if(lent_.begin(), lent_.end(), [&](const Lent& l) { return l.id == id; }),
-                lent_.end());
+    lent_.erase(
+        std::remove_if(lent_.begin(), lent_.end(), [&](const Lent& l) { return l.id == id; }),
+        lent_.end());
     if (socket_ < 0 || state_.ended) return;
     wire::Message m;
     m.kind = wire::Kind::Unlend;
@@ -132,7 +136,15 @@ void JudgeLink::unlend(std::uint32_t id) {
 }
 
 bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
-                     const std::function<void()>& returning) {
+                     const std::function<void()>& returning, const std::string& setup) {
+    if (!setup.empty()) {
+        wire::Message s;
+        s.kind = wire::Kind::Setup;
+        if (!wire::send_with(socket_, s, setup)) {
+            reap(false);
+            return false;
+        }
+    }
     wire::Message m;
     m.kind = wire::Kind::Call;
     m.call = c;
@@ -141,10 +153,18 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
         return false;
     }
     wire::Message back;
-    if (!receive(back)) return false;
-    if (back.kind == wire::Kind::Returning) {
-        if (returning) returning();
+    for (;;) {
         if (!receive(back)) return false;
+        if (back.kind == wire::Kind::Returning) {
+            if (returning) returning();
+        } else if (back.kind == wire::Kind::Report) {
+            r.reports.push_back(payload_);
+        } else if (back.kind == wire::Kind::Stuck) {
+            r.stuck = payload_;
+            return true;
+        } else {
+            break;
+        }
     }
     if (back.kind != wire::Kind::Returned) return false;
     r.status = back.status;
@@ -160,7 +180,7 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
 }
 
 bool JudgeLink::receive(wire::Message& m) {
-    if (wire::receive(socket_, m)) return true;
+    if (wire::receive_with(socket_, m, payload_)) return true;
     reap(true);  // the socket closed: the process ended (or is ending)
     return false;
 }
@@ -184,8 +204,8 @@ void JudgeLink::finish(double grace_seconds) {
         socket_ = -1;
     }
     if (pid_ <= 0 || state_.ended) return;
-    const auto until = std::chrono::steady_clock::now() +
-                       std::chrono::duration<double>(grace_seconds);
+    const auto until =
+        std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
     while (!state_.ended && std::chrono::steady_clock::now() < until) {
         reap(false);
         if (!state_.ended) std::this_thread::sleep_for(std::chrono::milliseconds(2));

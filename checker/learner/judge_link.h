@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "lend.h"
-#include "supervise.h"
 #include "remote_call.h"
+#include "supervise.h"
 #include "wire.h"
 
 namespace cudalings {
@@ -58,8 +58,9 @@ class JudgeLink : public kit::remote::Lender {
     // state() says whether it ended (the learner's code, once Ready was said) or refused.
     bool start(const LearnerStart& how, std::string* why);
     // Lends `loan` (made with lend::make): its descriptor travels, then is closed here. `id`
-    // (when given) gets the loan's number.
-    bool lend(lend::Loan& loan, std::string* why, std::uint32_t* id = nullptr);
+    // (when given) gets the loan's number; `marks` (the emulator's, emu_codec.h) go with it.
+    bool lend(lend::Loan& loan, std::string* why, std::uint32_t* id = nullptr,
+              const std::string& marks = {});
     // Takes a loan back before the judge frees it: the learner unmaps it (no reply; the memory
     // lives until both sides let it go).
     void unlend(std::uint32_t id);
@@ -69,11 +70,15 @@ class JudgeLink : public kit::remote::Lender {
         bool context_ok = true;
         double ms = 0, on_stream_us = 0, whole_device_us = 0;
         std::string text;
+        // Under the emulator: what its emulator found during the call (emu_codec.h), and, when
+        // a CUDA thread never ended, that finding (then nothing else came: the process ends).
+        std::vector<std::string> reports;
+        std::string stuck;
     };
     // `returning` (when set) is called when the learner says its function returned and the
-    // device's synchronisation begins.
+    // device's synchronisation begins. `setup` (the emulator's options, emu_codec.h) goes first.
     bool call(const kit::remote::CallMessage& m, Returned& r,
-              const std::function<void()>& returning = {});
+              const std::function<void()>& returning = {}, const std::string& setup = {});
     // Says Quit and waits for the process (killed after `grace_seconds`).
     void finish(double grace_seconds = 5);
 
@@ -84,6 +89,7 @@ class JudgeLink : public kit::remote::Lender {
 
   private:
     bool receive(wire::Message& m);
+    std::string payload_;  // of the last message received
     void reap(bool wait);
     int socket_ = -1;
     pid_t pid_ = -1;

@@ -24,6 +24,9 @@
 #include <vector>
 
 #include "../core/seccomp_filter.h"
+#ifdef CUDALINGS_EMULATOR
+#include "emu_codec.h"
+#endif
 #include "lend.h"
 #include "shim.h"
 #include "wire.h"
@@ -82,6 +85,28 @@ class Loans : public kit::remote::Borrower {
 
 bool say(const wire::Message& m) { return wire::send(kSocket, m); }
 
+#ifdef CUDALINGS_EMULATOR
+// The emulator's watchdog found a CUDA thread that never ends (this process's main thread is
+// stuck in it): the judge hears it from here, and the process ends.
+void report_stuck(const cudalings_emu::Diagnostic& d) {
+    wire::Message m;
+    m.kind = wire::Kind::Stuck;
+    (void)wire::send_with(kSocket, m, emu_codec::pack(std::vector<cudalings_emu::Diagnostic>{d}));
+    std::_Exit(0);
+}
+
+// The judge's options for the next call; a new case starts its time budget.
+void apply_setup(const std::string& bytes) {
+    static std::uint64_t epoch = 0;
+    emu_codec::CallSetup s;
+    if (!emu_codec::unpack(bytes, s)) return;
+    cudalings_emu::set_options(s.options);
+    cudalings_emu::cudalings_emu_set_poison(s.poison);
+    if (s.epoch != epoch) cudalings_emu::start_time_budget();
+    epoch = s.epoch;
+}
+#endif
+
 wire::Message reply(wire::Kind kind, int status = 0, const std::string& text = {}) {
     wire::Message m;
     m.kind = kind;
@@ -97,10 +122,14 @@ int main(int argc, char** argv) {
     bool filter = true;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--step" && i + 1 < argc) step = argv[++i];
-        else if (a == "--shims" && i + 1 < argc) shims = argv[++i];
-        else if (a == "--symbol" && i + 1 < argc) symbol = argv[++i];
-        else if (a == "--no-filter") filter = false;
+        if (a == "--step" && i + 1 < argc)
+            step = argv[++i];
+        else if (a == "--shims" && i + 1 < argc)
+            shims = argv[++i];
+        else if (a == "--symbol" && i + 1 < argc)
+            symbol = argv[++i];
+        else if (a == "--no-filter")
+            filter = false;
         else {
             std::fprintf(stderr, "cudalings-learner: unknown argument %s\n", a.c_str());
             return 2;
@@ -112,8 +141,10 @@ int main(int argc, char** argv) {
     if (filter) {
         const seccomp::Confinement c = seccomp::confine_self();
         if (c.no_capabilities) ready.flags |= wire::kNoCapabilities;
-        if (c.filtered) ready.flags |= wire::kFiltered;
-        else wire::set_text(ready, c.why);
+        if (c.filtered)
+            ready.flags |= wire::kFiltered;
+        else
+            wire::set_text(ready, c.why);
     }
     // The judge's shared device memory, where there is one (the emulator's: descriptor 4).
     {
@@ -126,10 +157,13 @@ int main(int argc, char** argv) {
             return 3;
         }
     }
+#ifdef CUDALINGS_EMULATOR
+    cudalings_emu::set_stuck_handler(report_stuck);
+#endif
     const auto t0 = std::chrono::steady_clock::now();
     cudaError_t started = cudaFree(nullptr);
-    ready.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                   .count();
+    ready.ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     ready.status = started;
     if (!say(ready) || started != cudaSuccess) return 3;
 
@@ -168,20 +202,32 @@ int main(int argc, char** argv) {
     for (;;) {
         wire::Message m;
         std::vector<int> fds;
-        if (!wire::receive(kSocket, m, &fds)) break;
+        std::string payload;
+        if (!wire::receive_with(kSocket, m, payload, &fds)) break;
         if (m.kind == wire::Kind::Lend) {
             std::string why;
             std::uintptr_t p = 0;
-            if (fds.size() <= 1) p = lend::import(fds.empty() ? -1 : fds[0], m.bytes, m.address, &why);
-            else for (int fd : fds) ::close(fd);
+            if (fds.size() <= 1)
+                p = lend::import(fds.empty() ? -1 : fds[0], m.bytes, m.address, &why);
+            else
+                for (int fd : fds) ::close(fd);
             wire::Message r = reply(wire::Kind::Mapped, p ? 0 : 1, p ? "" : why);
             r.loan = m.loan;
             if (p) loans.add(m.loan, {p, m.bytes});
+#ifdef CUDALINGS_EMULATOR
+            cudalings_emu::Marks marks;
+            if (p && !payload.empty() && emu_codec::unpack(payload, marks))
+                cudalings_emu::mark_allocation(reinterpret_cast<void*>(p), marks);
+#endif
             if (!say(r)) break;
         } else if (m.kind == wire::Kind::Unlend) {
             for (int fd : fds) ::close(fd);
             const Mapping gone = loans.take(m.loan);
             if (gone.bytes) lend::unmap(gone.address, gone.bytes);
+#ifdef CUDALINGS_EMULATOR
+        } else if (m.kind == wire::Kind::Setup) {
+            apply_setup(payload);
+#endif
         } else if (m.kind == wire::Kind::Call) {
             m.call.symbol[sizeof m.call.symbol - 1] = '\0';
             wire::Message r = reply(wire::Kind::Returned);
@@ -225,10 +271,19 @@ int main(int argc, char** argv) {
                                    cudaDeviceSynchronize() == cudaSuccess;
                     (void)cudaGetLastError();
                 }
-                r.ms = std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - t)
-                           .count();
+                r.ms =
+                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
+                        .count();
             }
+#ifdef CUDALINGS_EMULATOR
+            // What the emulator found during the call (races, bounds, launches), for the judge.
+            if (std::vector<cudalings_emu::Diagnostic> found = cudalings_emu::take_diagnostics();
+                !found.empty()) {
+                wire::Message report;
+                report.kind = wire::Kind::Report;
+                if (!wire::send_with(kSocket, report, emu_codec::pack(found))) break;
+            }
+#endif
             if (!say(r)) break;
         } else {
             break;

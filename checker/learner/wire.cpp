@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -56,12 +57,40 @@ bool receive_bytes(int socket, void* data, std::size_t bytes, std::vector<int>* 
         for (std::size_t i = 0; i < n; ++i) {
             int fd;
             std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
-            if (fds) fds->push_back(fd);
-            else ::close(fd);
+            if (fds)
+                fds->push_back(fd);
+            else
+                ::close(fd);
         }
     }
     // A short or truncated message is not one: a learner cannot make the judge read half of it.
     return got == static_cast<ssize_t>(bytes) && !(h.msg_flags & (MSG_TRUNC | MSG_CTRUNC));
+}
+
+namespace {
+constexpr std::size_t kPiece = 32 * 1024;
+}
+
+bool send_with(int socket, Message m, const std::string& payload, const int* fds, int count) {
+    if (payload.size() > kMaxPayload) return false;
+    m.payload = static_cast<std::uint32_t>(payload.size());
+    if (!send(socket, m, fds, count)) return false;
+    for (std::size_t at = 0; at < payload.size(); at += kPiece)
+        if (!send_bytes(socket, payload.data() + at, std::min(kPiece, payload.size() - at), nullptr,
+                        0))
+            return false;
+    return true;
+}
+
+bool receive_with(int socket, Message& m, std::string& payload, std::vector<int>* fds) {
+    payload.clear();
+    if (!receive(socket, m, fds)) return false;
+    if (m.payload > kMaxPayload) return false;
+    payload.resize(m.payload);
+    for (std::size_t at = 0; at < payload.size(); at += kPiece)
+        if (!receive_bytes(socket, &payload[at], std::min(kPiece, payload.size() - at), nullptr))
+            return false;
+    return true;
 }
 
 void set_text(Message& m, const std::string& text) {

@@ -10,10 +10,15 @@
 //                      Returning the learner's function returned; the device's synchronisation
 //                                follows (a hang from here on is a kernel's, not host code's)
 //                      Returned  a call returned: its cudaError_t, then the synchronisation's
-//   judge -> learner   Lend      one allocation, its descriptor attached
+//                      Report    (emulator) what its emulator found during the call, before
+//                                Returned
+//                      Stuck     (emulator) a CUDA thread that never ends; the process ends
+//   judge -> learner   Lend      one allocation, its descriptor attached (emulator: its marks)
 //                      Unlend    an allocation the judge frees: unmapped (no reply)
+//                      Setup     (emulator) the options of the next call (no reply)
 //                      Call      a packed call (remote_call.h)
 //                      Quit
+// A message may carry a payload of bytes (emu_codec.h), sent right after it in pieces.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +29,20 @@
 
 namespace cudalings::wire {
 
-enum class Kind : std::uint32_t { Ready = 1, Loaded, Mapped, Returned, Lend, Call, Quit, Unlend, Returning };
+enum class Kind : std::uint32_t {
+    Ready = 1,
+    Loaded,
+    Mapped,
+    Returned,
+    Lend,
+    Call,
+    Quit,
+    Unlend,
+    Returning,
+    Setup,
+    Report,
+    Stuck
+};
 
 struct Message {
     Kind kind = Kind::Quit;
@@ -39,9 +57,10 @@ struct Message {
     // Returned: the learner's events around the call on its stream, and to after the device's
     // synchronisation (microseconds). Claims, checked against the judge's clock.
     double on_stream_us = 0, whole_device_us = 0;
-    std::uint32_t flags = 0;       // Ready: kFiltered | kNoCapabilities
-    char text[512] = {};           // why something failed
-    kit::remote::CallMessage call; // Call
+    std::uint32_t flags = 0;        // Ready: kFiltered | kNoCapabilities
+    std::uint32_t payload = 0;      // bytes that follow the message (send_with, receive_with)
+    char text[512] = {};            // why something failed
+    kit::remote::CallMessage call;  // Call
 };
 inline constexpr std::uint32_t kFiltered = 1, kNoCapabilities = 2;
 
@@ -54,6 +73,13 @@ bool receive(int socket, Message& m, std::vector<int>* fds = nullptr);
 // The same for a message of any fixed size (the spike's own: bench/fd_share_spike.cu).
 bool send_bytes(int socket, const void* data, std::size_t bytes, const int* fds, int count);
 bool receive_bytes(int socket, void* data, std::size_t bytes, std::vector<int>* fds);
+
+// A message and its payload (at most kMaxPayload bytes), and the same on receipt: false when the
+// peer is gone or the payload is not what the message announced.
+inline constexpr std::uint32_t kMaxPayload = 16u << 20;
+bool send_with(int socket, Message m, const std::string& payload, const int* fds = nullptr,
+               int count = 0);
+bool receive_with(int socket, Message& m, std::string& payload, std::vector<int>* fds = nullptr);
 
 void set_text(Message& m, const std::string& text);
 

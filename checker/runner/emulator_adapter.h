@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -12,6 +13,9 @@
 
 #include "../core/protocol.h"
 #include "cudalings_emu/emulator.h"
+#include "data.h"
+#include "emu_codec.h"
+#include "split.h"
 
 namespace runner {
 
@@ -22,13 +26,35 @@ inline bool hangs_on_a_gpu(const std::string& kind) {
 
 // The case in progress, and how the runner sends a case's result: the emulator's watchdog
 // reports a CUDA thread that never ends from its own thread (the runner's is stuck in it).
+// With the judge split, the learner's process runs the learner's kernels: what its emulator
+// finds comes back with each call (learner_findings), a thread of its that never ends as a
+// message (the handler of the moment, `stuck`, is called with it).
 struct CaseInProgress {
     cudalings::CaseResult result;
     void (*send)(const cudalings::CaseResult&) = nullptr;  // sends the result and "done"
+    void (*stuck)(const cudalings_emu::Diagnostic&) = nullptr;
+    std::uint64_t epoch = 0;  // counts cases: the learner's process starts its time budget
+    std::chrono::steady_clock::time_point started;
+    std::vector<cudalings_emu::Diagnostic> learner_findings;
 };
 inline CaseInProgress& case_in_progress() {
     static CaseInProgress c;
     return c;
+}
+
+// The watchdog's handler, here and for the learner's process.
+inline void on_stuck(void (*handler)(const cudalings_emu::Diagnostic&)) {
+    case_in_progress().stuck = handler;
+    cudalings_emu::set_stuck_handler(handler);
+}
+
+// What this process's emulator found, then what the learner's reported, since the last time.
+inline std::vector<cudalings_emu::Diagnostic> take_findings() {
+    std::vector<cudalings_emu::Diagnostic> found = cudalings_emu::take_diagnostics();
+    auto& theirs = case_in_progress().learner_findings;
+    found.insert(found.end(), theirs.begin(), theirs.end());
+    theirs.clear();
+    return found;
 }
 
 // Sends the case's result from the watchdog's thread and ends the process (the stuck thread
@@ -67,8 +93,52 @@ inline void report_stuck_in_sample(const cudalings_emu::Diagnostic& d) {
 inline void begin_case(const cudalings::CaseResult& c, void (*send)(const cudalings::CaseResult&)) {
     case_in_progress().result = c;
     case_in_progress().send = send;
-    cudalings_emu::set_stuck_handler(report_stuck);
+    ++case_in_progress().epoch;
+    case_in_progress().started = std::chrono::steady_clock::now();
+    on_stuck(report_stuck);
     cudalings_emu::start_time_budget();
+}
+
+// The judge split under the emulator: the options of this process's emulator go with every call
+// (the case's schedule, checks, sample), the marks of every loan (its array's extent and name,
+// so an access into a guard zone is out of bounds there too), and what the learner's emulator
+// found comes back. Its findings are its claims; they can only make its own verdict worse, but
+// one: "slow" (too slow to emulate) leaves the large case unjudged, so it counts only when this
+// process's clock saw the case's time budget spent.
+inline void connect_learner(Split& split) {
+    Split::Emulated e;
+    e.setup = [] {
+        cudalings::emu_codec::CallSetup s;
+        s.options = cudalings_emu::get_options();
+        s.poison = kit::kPoisonBits;
+        s.epoch = case_in_progress().epoch;
+        return cudalings::emu_codec::pack(s);
+    };
+    e.marks = [](const void* allocation) {
+        cudalings_emu::Marks m;
+        return cudalings_emu::allocation_marks(allocation, &m) ? cudalings::emu_codec::pack(m)
+                                                               : std::string();
+    };
+    e.reports = [](const std::vector<std::string>& reports, double) {
+        const double budget = cudalings_emu::get_options().time_limit_seconds;
+        const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                           case_in_progress().started)
+                                 .count();
+        for (const auto& bytes : reports) {
+            std::vector<cudalings_emu::Diagnostic> found;
+            if (!cudalings::emu_codec::unpack(bytes, found)) continue;
+            for (auto& d : found)
+                if (d.kind != "slow" || (budget > 0 && spent >= 0.9 * budget))
+                    case_in_progress().learner_findings.push_back(std::move(d));
+        }
+    };
+    e.stuck = [](const std::string& bytes) {
+        std::vector<cudalings_emu::Diagnostic> found;
+        if (cudalings::emu_codec::unpack(bytes, found) && found.size() == 1 &&
+            case_in_progress().stuck)
+            case_in_progress().stuck(found.front());  // does not return
+    };
+    split.emulated(std::move(e));
 }
 
 // The reason of a case the emulator stopped for time while it still made progress: not a
@@ -148,7 +218,7 @@ inline void attach_emulator_findings(cudalings::CaseResult& r,
 }
 
 inline void attach_emulator_findings(cudalings::CaseResult& r) {
-    attach_emulator_findings(r, cudalings_emu::take_diagnostics());
+    attach_emulator_findings(r, take_findings());
 }
 
 }  // namespace runner

@@ -14,7 +14,7 @@
 //                          [--reference FILE.so] --seed HEX [--first-case K] [--time]
 //                          [--timed-size N] [--max-n N] [--exact-inputs]
 //                          [--learner cudalings-learner --shims SHIMS.so]
-//       with --learner (GPU only): the judge split (split.h). The step is never loaded here:
+//       with --learner: the judge split (split.h). The step is never loaded here:
 //       a learner's process loads it and makes the calls on memory this process lends it
 //   cudalings-runner baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME
 //                             --name BASELINE --seed HEX [--timed-size N]
@@ -47,10 +47,8 @@
 #include "../core/seccomp_filter.h"
 #include "driver.h"
 #include "kit.h"
-#include "timing.h"
-#ifndef CUDALINGS_EMULATOR
 #include "split.h"
-#endif
+#include "timing.h"
 #ifdef CUDALINGS_EMULATOR  // cudalings-runner-emu (emulator/CMakeLists.txt)
 #include "emulator_adapter.h"
 #endif
@@ -185,7 +183,7 @@ int copy_bandwidth() {
 
 struct CheckArgs {
     std::string checks, baselines, problem, step, reference, baseline;
-    std::string column;  // profile: the timed case's column ("": the first)
+    std::string column;          // profile: the timed case's column ("": the first)
     std::string learner, shims;  // the judge split: the learner's process and the call shims
     std::uint64_t seed = 0;
     int first_case = 0;
@@ -251,9 +249,7 @@ struct LoadedStep {
     dev::Properties props;
     cudaStream_t stream = nullptr;
     void* fn = nullptr;
-#ifndef CUDALINGS_EMULATOR
     std::unique_ptr<runner::Split> split;  // the learner's process, when the step runs there
-#endif
 };
 // Before the learner's code is loaded, this process confines itself as the learner's process of
 // the judge split does (core/seccomp_filter.h): no capabilities, and no ptrace, no
@@ -265,7 +261,6 @@ void confine_before_loading() {
     if (!c.filtered) emit_message("note", "no seccomp filter: " + c.why);
 }
 
-#ifndef CUDALINGS_EMULATOR
 // The judge split: the learner's process loads the step (and is confined there, before any of
 // the learner's code runs); this process keeps the checks, the key and the reference.
 int start_learner(const CheckArgs& args, LoadedStep& out) {
@@ -278,6 +273,9 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
     emit_event("step_loaded");
     if (started) {
         out.split->on_returning([] { emit_event("call_end"); });
+#ifdef CUDALINGS_EMULATOR
+        runner::connect_learner(*out.split);
+#endif
         out.fn = kit::remote::learner_entry();
         return -1;
     }
@@ -296,7 +294,6 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
     emit_message("internal_error", "the learner's process did not start: " + why);
     return 1;
 }
-#endif
 
 int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     out.problem = find_problem(args);
@@ -307,9 +304,7 @@ int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
         return 1;
     }
     out.stream = dev::create_stream();
-#ifndef CUDALINGS_EMULATOR
     if (!args.learner.empty()) return start_learner(args, out);
-#endif
     std::string error;
     // Between these two the learner's code runs for the first time (its constructors and
     // static initialisers): a process that ends there ended by the learner's hand.
@@ -361,7 +356,7 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
     result.size = sizes.back().shape.text();
     emit(event_json(CaseStartEvent{index, result.name, result.n, result.size}));
     runner::begin_case(result, send_last_result);
-    cudalings_emu::set_stuck_handler(runner::report_stuck_in_sample);
+    runner::on_stuck(runner::report_stuck_in_sample);
     const cudalings_emu::Options before = cudalings_emu::get_options();
     cudalings_emu::Options dry = before;
     dry.dry = true;
@@ -399,7 +394,7 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
             stop = true;
         }
         cudalings_emu::set_options(dry);
-        auto now = cudalings_emu::take_diagnostics();
+        auto now = runner::take_findings();
         const bool out_of_bounds = std::any_of(
             now.begin(), now.end(), [](const auto& d) { return d.kind == "out-of-bounds"; });
         found.insert(found.end(), now.begin(), now.end());
@@ -449,10 +444,7 @@ void emit_not_run(int index, const std::string& name, const kit::Case& c) {
 // After a learner's CUDA error: can the learner's step still be called (in this process, or in
 // the learner's own)?
 bool learner_usable(const LoadedStep& step) {
-#ifndef CUDALINGS_EMULATOR
     if (step.split) return step.split->learner_context_ok();
-#endif
-    (void)step;
     return context_usable();
 }
 
@@ -522,7 +514,6 @@ int check(const CheckArgs& args) {
                                                    : "raised by your kernel: ") +
                             explain(e.code);
             stop = !learner_usable(step);
-#ifndef CUDALINGS_EMULATOR
         } catch (const runner::LearnerGone& e) {
             result.verdict = Verdict::Crash;
             result.reason = e.reason;
@@ -530,7 +521,6 @@ int check(const CheckArgs& args) {
                             ": your code, in a call of your function (exit(), abort(), a crash in "
                             "host code, a signal)";
             stop = true;
-#endif
         } catch (const dev::Error& e) {
             // The runner's own call failed after the learner's code ran: a sticky error the
             // learner's kernel left behind is the usual cause.
@@ -590,11 +580,9 @@ int check(const CheckArgs& args) {
         } catch (const runner::LearnerError& e) {
             emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
             return 0;
-#ifndef CUDALINGS_EMULATOR
         } catch (const runner::LearnerGone& e) {
             emit(event_json(TimingErrorEvent{e.reason, e.why}));
             return 0;
-#endif
         }
     }
     emit_event("done");
@@ -703,12 +691,10 @@ int leave(int code) {
 int main(int argc, char** argv) {
     elapsed_ms();  // the clock starts here
     if (fcntl(3, F_GETFD) != -1) channel_fd = 3;
-#ifndef CUDALINGS_EMULATOR
     // The judge of the judge split holds its key and checks away from the learner's process:
     // not dumpable, so no process of the same user opens its /proc/<pid>/mem, environ or fds.
     for (int i = 1; i < argc; ++i)
         if (std::strcmp(argv[i], "--learner") == 0) ::prctl(PR_SET_DUMPABLE, 0);
-#endif
 #ifndef CUDALINGS_EMULATOR
     // A check starts CUDA before it takes its key: the checker may start this process while
     // the step is still being built and hold the key back until the build is done, so the
@@ -775,11 +761,9 @@ int main(int argc, char** argv) {
         }
         if (args.problem.empty() || args.step.empty())
             usage((command + " needs --problem and --step").c_str());
-        if (!args.learner.empty() && (args.shims.empty() || command != "check" || args.exact_inputs))
+        if (!args.learner.empty() &&
+            (args.shims.empty() || command != "check" || args.exact_inputs))
             usage("--learner needs --shims, and is for check only (not with --exact-inputs)");
-#ifdef CUDALINGS_EMULATOR
-        if (!args.learner.empty()) usage("--learner needs the GPU runner");
-#endif
 #ifndef CUDALINGS_EMULATOR
         // The ordinary exit: the profiler's own tear-down runs (its results are complete)
         if (command == "profile") return profile(args);

@@ -3,6 +3,8 @@
 #include "supervise.h"
 #include "timing.h"
 
+#include <chrono>
+
 namespace runner {
 
 namespace lend = cudalings::lend;
@@ -16,6 +18,10 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
     s.shims = how.shims;
     s.symbol = how.symbol;
     s.filter = true;
+    // Under the emulator: its device memory, shared (the learner's descriptor 4); on a GPU each
+    // loan travels as a descriptor of its own (-1 here).
+    s.shared_memory = lend::shared_memory(why);
+    if (s.shared_memory < 0 && why && !why->empty()) return false;
     *learner_fault = false;
     if (!link_.start(s, why)) {
         const cudalings::LearnerState& st = link_.state();
@@ -44,9 +50,10 @@ void* Split::allocate(std::size_t bytes) {
     lend::Loan loan;
     std::string why;
     if (!lend::make(bytes, loan, &why))
-        throw dev::Error(cudaErrorMemoryAllocation, "device memory the learner's process can "
-                                                    "map (" + std::to_string(bytes) +
-                                                        " bytes): " + why);
+        throw dev::Error(cudaErrorMemoryAllocation,
+                         "device memory the learner's process can "
+                         "map (" +
+                             std::to_string(bytes) + " bytes): " + why);
     held_[loan.address].loan = loan;
     return reinterpret_cast<void*>(loan.address);
 }
@@ -68,10 +75,12 @@ bool Split::locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) co
     if (a >= h.loan.address + h.loan.bytes) return false;
     if (!h.lent) {
         std::string why;
-        if (!link_.lend(h.loan, &why, &h.id))
-            throw LearnerGone{link_.state().ended ? ended()
-                                                  : "it did not map a buffer it was lent: " + why,
-                              end_reason()};
+        const std::string marks =
+            emulated_.marks ? emulated_.marks(reinterpret_cast<const void*>(h.loan.address)) : "";
+        if (!link_.lend(h.loan, &why, &h.id, marks))
+            throw LearnerGone{
+                link_.state().ended ? ended() : "it did not map a buffer it was lent: " + why,
+                end_reason()};
         h.lent = true;
     }
     loan = h.id;
@@ -81,15 +90,26 @@ bool Split::locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) co
 
 cudaError_t Split::send(const kit::remote::CallMessage& m) {
     cudalings::JudgeLink::Returned r;
-    if (!link_.call(m, r, route_.returning)) throw LearnerGone{ended(), end_reason()};
+    const auto start = std::chrono::steady_clock::now();
+    const bool answered =
+        link_.call(m, r, route_.returning, emulated_.setup ? emulated_.setup() : std::string());
+    if (answered && !r.stuck.empty() && emulated_.stuck) emulated_.stuck(r.stuck);
+    if (!answered || !r.stuck.empty()) throw LearnerGone{ended(), end_reason()};
+    if (emulated_.reports && !r.reports.empty())
+        emulated_.reports(
+            r.reports,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (r.status == -1 || r.status == -2)  // no shim, or a message it could not unpack: ours
-        throw dev::Error(cudaErrorUnknown, "the learner's process could not make the call: " + r.text);
+        throw dev::Error(cudaErrorUnknown,
+                         "the learner's process could not make the call: " + r.text);
     route_.on_stream_us = r.on_stream_us;
     route_.whole_device_us = r.whole_device_us;
     context_ok_ = r.context_ok;
     if (r.status != cudaSuccess) return static_cast<cudaError_t>(r.status);
-    if (r.sync_status != cudaSuccess) throw LearnerError{static_cast<cudaError_t>(r.sync_status), false};
-    if (r.last_status != cudaSuccess) throw LearnerError{static_cast<cudaError_t>(r.last_status), false};
+    if (r.sync_status != cudaSuccess)
+        throw LearnerError{static_cast<cudaError_t>(r.sync_status), false};
+    if (r.last_status != cudaSuccess)
+        throw LearnerError{static_cast<cudaError_t>(r.last_status), false};
     return cudaSuccess;
 }
 

@@ -12,6 +12,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "device.h"
 #include "judge_link.h"
@@ -51,6 +52,18 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
 
     // Called when the learner's function has returned (its device is being synchronised).
     void on_returning(std::function<void()> f) { route_.returning = std::move(f); }
+
+    // Under the emulator (runner/emulator_adapter.h): the options that go before each call, the
+    // marks that go with each loan, what the learner's emulator reported during a call (with
+    // this process's clock around the call, seconds), and a thread that never ended (the
+    // handler does not return).
+    struct Emulated {
+        std::function<std::string()> setup;
+        std::function<std::string(const void* allocation)> marks;
+        std::function<void(const std::vector<std::string>& reports, double seconds)> reports;
+        std::function<void(const std::string& stuck)> stuck;
+    };
+    void emulated(Emulated e) { emulated_ = std::move(e); }
     // Whether the learner's context still works after the last call (no sticky error).
     bool learner_context_ok() const { return context_ok_; }
     const cudalings::LearnerState& state() const { return link_.state(); }
@@ -67,6 +80,7 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
     mutable cudalings::JudgeLink link_;
     mutable std::map<std::uintptr_t, Held> held_;  // by address
     kit::remote::Route route_;
+    Emulated emulated_;
     bool started_ = false, context_ok_ = true;
 };
 

@@ -7,15 +7,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
-#include <mutex>
 #include <memory>
+#include <mutex>
 
 #include "internal.h"
 
@@ -313,8 +313,7 @@ bool join_device_memory(int fd, std::string* why) {
     return map_shared_arena(the_arena(), fd, true, why);
 }
 
-bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
-                      std::string* why) {
+bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name, std::string* why) {
     Arena& a = arena();
     const auto at = reinterpret_cast<std::uintptr_t>(p);
     const std::size_t mapped = std::max<std::size_t>((bytes + kPage - 1) / kPage * kPage, kPage);
@@ -334,6 +333,12 @@ bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
     alloc->where = "the checker";
     alloc->name = name;
     alloc->host_named = !name.empty();
+    {
+        // Closed to host code outside kernels, as this process's own allocations are.
+        Protection& pr = protection();
+        std::lock_guard<std::mutex> lock(pr.m);
+        if (pr.on && pr.open == 0) set_access(*alloc, false);
+    }
     a.allocations[at] = std::move(alloc);
     return true;
 }
@@ -784,6 +789,35 @@ CUDALINGS_EMU_API cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* a,
 }
 
 }  // extern "C"
+
+bool cudalings_emu::allocation_marks(const void* p, Marks* out) {
+    const Allocation* al = find_allocation(reinterpret_cast<std::uintptr_t>(p), nullptr);
+    if (!al || !out) return false;
+    *out = Marks{};
+    if (al->user_end > al->user_begin) {
+        out->offset = al->user_begin - al->begin;
+        out->bytes = al->user_end - al->user_begin;
+    }
+    out->element = al->element;
+    if (al->host_named) out->name = al->name;
+    return true;
+}
+
+void cudalings_emu::mark_allocation(const void* p, const Marks& marks) {
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    Allocation* al = find_allocation(at, nullptr);
+    if (!al || al->begin != at) return;
+    // Within the allocation only: the marks come from another process.
+    if (marks.bytes && marks.offset <= al->bytes && marks.bytes <= al->bytes - marks.offset) {
+        al->user_begin = at + marks.offset;
+        al->user_end = al->user_begin + marks.bytes;
+    }
+    if (!marks.name.empty()) {
+        al->name = marks.name;
+        al->element = marks.element;
+        al->host_named = true;
+    }
+}
 
 CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_set_extent(const void* p, size_t bytes) {
     auto a = reinterpret_cast<std::uintptr_t>(p);

@@ -220,12 +220,14 @@ TEST_CASE("a learner that exits while loading ends its own run, and cannot reach
 }
 
 TEST_CASE("the learner's program and a lesson's call shim hold no checker code", "[learner]") {
-    // Only the loader's own parts (the lending of device memory, the wire to the judge, the
-    // filter) and the call shims' (kit::shim, kit::remote): no checks, no judge, no runner, no
+    // Only the loader's own parts (the lending of device memory, the wire to the judge and,
+    // under the emulator, what travels on it, the filter) and the call shims' (kit::shim,
+    // kit::remote): no checks, no judge, no runner, no
     // report, no key. (The learner's step and the reference are objects of their own; the test
     // above reads the learner's maps for them.)
-    const std::set<std::string> allowed{"cudalings::lend", "cudalings::wire", "cudalings::seccomp",
-                                        "kit::remote", "kit::shim"};
+    const std::set<std::string> allowed{"cudalings::lend",    "cudalings::wire",
+                                        "cudalings::seccomp", "cudalings::emu_codec",
+                                        "kit::remote",        "kit::shim"};
     for (const std::string& file :
          {std::string(CUDALINGS_LEARNER), std::string(CUDALINGS_TEST_SHIM)}) {
         INFO(file);

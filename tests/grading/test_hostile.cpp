@@ -15,6 +15,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -96,6 +97,17 @@ fs::path make_submission(const Hostile& h, const fs::path& file, const fs::path&
     return root;
 }
 
+// The instructor's course: a copy, so that nothing can touch the real one.
+fs::path copy_course(const fs::path& dir) {
+    const fs::path instructor = dir / "course";
+    const fs::path source = CUDALINGS_SOURCE_DIR;
+    fs::create_directories(instructor);
+    fs::copy_file(source / "course.json", instructor / "course.json");
+    for (const char* part : {"lessons", "solutions", "checks"})
+        fs::copy(source / part, instructor / part, fs::copy_options::recursive);
+    return instructor;
+}
+
 std::string tree_hash(const fs::path& root) {
     cudalings::Hasher h;
     std::vector<fs::path> files;
@@ -114,14 +126,8 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
     if (!sandbox_works(&why)) SKIP("hostile submissions run only inside the sandbox: " + why);
     TempDir temp("hostile");
     const fs::path dir = temp.path();
-    // The instructor's course: a copy, so that nothing can touch the real one.
-    const fs::path instructor = dir / "course";
+    const fs::path instructor = copy_course(dir);
     const fs::path source = CUDALINGS_SOURCE_DIR;
-    fs::create_directories(instructor);
-    fs::copy_file(source / "course.json", instructor / "course.json");
-    fs::copy(source / "lessons", instructor / "lessons", fs::copy_options::recursive);
-    fs::copy(source / "solutions", instructor / "solutions", fs::copy_options::recursive);
-    fs::copy(source / "checks", instructor / "checks", fs::copy_options::recursive);
 
     std::vector<Hostile> hostile;
     std::map<std::string, std::string> graded;  // the folder graded -> the hostile file's name
@@ -222,4 +228,65 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
     const fs::path stray = source / ".cudalings-hostile-was-here";
     CHECK_FALSE(fs::exists(stray));
     fs::remove(stray);
+}
+
+// Submissions that search the process they run in for what would let them speak for the judge
+// (tests/grading/hostile_split/). In the runner's own process they find it: graded there, each
+// forges its PASS, which shows the forgery works (when the judge split becomes the default, that
+// half of the test changes with it). Graded with --judge-split, the process they search is the
+// learner's: each gets its own verdict, never PASS, never INTERNAL_ERROR.
+TEST_CASE(
+    "forgers that search their process for the judge's key: believed in the runner's "
+    "process, powerless through the judge split",
+    "[grade][hostile]") {
+    std::string why;
+    if (!sandbox_works(&why)) SKIP("hostile submissions run only inside the sandbox: " + why);
+    TempDir temp("forgers");
+    const fs::path dir = temp.path();
+    const fs::path instructor = copy_course(dir);
+    std::vector<Hostile> forgers;
+    std::vector<std::string> folders;
+    for (const auto& e : fs::directory_iterator(CUDALINGS_HOSTILE_SPLIT_DIR)) {
+        if (e.path().extension() != ".cu") continue;
+        forgers.push_back(read_hostile(e.path()));
+        folders.push_back(make_submission(forgers.back(), e.path(),
+                                          dir / "subs" / forgers.back().name, instructor)
+                              .string());
+    }
+    REQUIRE_FALSE(forgers.empty());
+    for (const bool split : {false, true}) {
+        INFO((split ? "through the judge split" : "in the runner's process"));
+        const fs::path out = dir / (split ? "out-split" : "out-runner");
+        std::vector<std::string> args{"--root", instructor.string(), "grade"};
+        args.insert(args.end(), folders.begin(), folders.end());
+        args.insert(args.end(),
+                    {"--step", "1/1", "--no-time", "--out", out.string(), "--compile-timeout", "60",
+                     "--case-timeout", "10", "--jobs", "2", "--format", "gradescope"});
+        if (split) args.push_back("--judge-split");
+        auto r = run_cudalings(args, {}, instructor.string());
+        INFO("exit " << r.code << "\n" << r.err.substr(0, 4000));
+        CHECK(r.code == 0);
+        json summary;
+        REQUIRE_NOTHROW(summary = read_json((out / "summary.json").string()));
+        REQUIRE(summary["results"].size() == forgers.size());
+        for (const auto& line : summary["results"]) {
+            const std::string folder = line["submission"].get<std::string>();
+            const auto at = std::find(folders.begin(), folders.end(), folder);
+            REQUIRE(at != folders.end());
+            const Hostile& h = forgers[static_cast<std::size_t>(at - folders.begin())];
+            INFO(h.name);
+            json result;
+            REQUIRE_NOTHROW(result = read_json((out / line["file"].get<std::string>()).string()));
+            REQUIRE(result["results"].size() == 1);
+            const auto& step = result["results"][0];
+            INFO(step.dump().substr(0, 1500));
+            if (split) {
+                CHECK(step["verdict"] == h.expect);
+                CHECK(step["verdict"] != "PASS");
+                CHECK(step["verdict"] != "INTERNAL_ERROR");
+            } else {
+                CHECK(step["verdict"] == "PASS");
+            }
+        }
+    }
 }

@@ -116,5 +116,15 @@ CUDALINGS_EMU_API int share_device_memory(std::string* why);
 CUDALINGS_EMU_API bool join_device_memory(int fd, std::string* why);
 CUDALINGS_EMU_API bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
                                         std::string* why);
+// What the host marked in an allocation (cudalings_emu_set_extent, cudalings_emu_name_array):
+// the array's extent inside it (its guard zones around), its name and element size, so the
+// learner's process can mark its side of a lent allocation the same way (mark_allocation).
+struct Marks {
+    std::size_t offset = 0, bytes = 0;  // the extent, from the allocation's start (0, 0: none)
+    std::size_t element = 0;
+    std::string name;
+};
+CUDALINGS_EMU_API bool allocation_marks(const void* p, Marks* out);
+CUDALINGS_EMU_API void mark_allocation(const void* p, const Marks& marks);
 
 }  // namespace cudalings_emu
