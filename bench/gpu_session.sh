@@ -8,7 +8,8 @@
 #   skeletons     every skeleton checked, no timing: all must fail
 #   fixtures      the bad-submission fixtures, graded in batches, twice (the GPU test; about
 #                 8.5 minutes on the H200: give it its own slot)
-#   ctest         the whole test suite except that GPU fixture test, 12 tests at a time
+#   ctest         the whole test suite except the GPU fixture and solutions tests (the phases
+#                 above run them), 12 tests at a time
 #   grading       grading's GPU tests (the sandbox with CUDA, workers, the autograder)
 #   bench         the checker's own benchmark (bench/check_bench.py)
 #   differential  the emulator against the GPU on every step (the same pass/fail)
@@ -94,7 +95,9 @@ PY
     grep -E "fixture batch|^  |tests passed|tests failed" "$out/fixtures.log" | cut -c1-300
     ;;
   ctest)
-    ctest --test-dir "$build" -E "every bad submission fixture" -j 12 --output-on-failure \
+    # Every test but the fixtures' and the solutions' (their phases run them, each alone).
+    ctest --test-dir "$build" -E "every bad submission fixture|every solution step passes" -j 12 \
+      --output-on-failure \
       >"$out/ctest.log" 2>&1
     grep -E "tests passed|tests failed|\*\*\*|Failed|Timeout" "$out/ctest.log" | tail -30
     ;;
