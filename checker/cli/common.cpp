@@ -372,8 +372,8 @@ void add_check_flags(CLI::App* command, Options& o) {
     command->add_flag("--explain", o.explain,
                       "emulate, and show teaching metrics: bank conflicts, sectors per request");
     command->add_flag("--judge-split", o.judge_split,
-                      "on a GPU, run the step in a process of its own that the checker judges "
-                      "from outside (also CUDALINGS_JUDGE_SPLIT=1)");
+                      "run the step in a process of its own that the checker judges from "
+                      "outside, on a GPU or the emulator (also CUDALINGS_JUDGE_SPLIT=1)");
     command->add_flag("--no-hazards", o.no_hazards,
                       "on a GPU, skip the hazard pass (the CPU emulator's race, barrier, mask and "
                       "bounds checks on the small cases)");

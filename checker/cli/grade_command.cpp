@@ -753,8 +753,8 @@ Command add_grade_command(CLI::App& app, Options& o) {
     grade->add_flag("--no-time", o.no_time, "correctness only");
     grade->add_flag("--sanitize", o.sanitize, "also run compute-sanitizer");
     grade->add_flag("--judge-split", o.judge_split,
-                    "on a GPU, run each step in a process of its own, judged from outside (also "
-                    "CUDALINGS_JUDGE_SPLIT=1)");
+                    "run each step in a process of its own, judged from outside, on a GPU or the "
+                    "emulator (also CUDALINGS_JUDGE_SPLIT=1)");
     grade->add_flag("--emulate", args->emulate, "run on the CPU emulator even where a GPU is");
     grade->add_flag("--no-emulate", args->no_emulate,
                     "without a GPU, only compile (SKIPPED) instead of emulating");
