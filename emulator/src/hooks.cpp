@@ -940,8 +940,8 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
             if (shared) {
                 s = &b.shared_shadow[g];
             } else {
-                if (!alloc->shadow) alloc->shadow = new std::vector<Shadow>((alloc->bytes + 3) / 4);
-                s = &(*alloc->shadow)[(g - alloc->begin) / 4];
+                if (!alloc->shadow) alloc->shadow = new ShadowPages((alloc->bytes + 3) / 4);
+                s = &alloc->shadow->at((g - alloc->begin) / 4);
             }
             Place at = place;
             if (shared) at.offset = g - window;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -62,6 +63,20 @@ struct Shadow {
     AccessRecord earlier_atomic;
     AccessRecord reads[kShadowReaders];
     std::uint8_t next_evict = 0;
+};
+
+// The shadow of a device allocation, made a page at a time where the kernels touch it: a shadow
+// granule is ~200 bytes, so a whole 4 MiB workspace of which a kernel writes a few counters
+// would cost 200 MB to clear at its first access, at every case.
+struct ShadowPages {
+    static constexpr std::size_t kGranules = 1024;  // 4 KiB of device memory a page
+    explicit ShadowPages(std::size_t granules) : pages((granules + kGranules - 1) / kGranules) {}
+    Shadow& at(std::size_t granule) {
+        auto& page = pages[granule / kGranules];
+        if (!page) page.reset(new Shadow[kGranules]());
+        return page[granule % kGranules];
+    }
+    std::vector<std::unique_ptr<Shadow[]>> pages;
 };
 
 // Explain mode: accesses grouped into warp requests (same warp, same instruction, same
@@ -255,7 +270,7 @@ struct Allocation {
     bool freed = false;
     bool host = false;  // cudaMallocHost / cudaHostAlloc (pinned, usable by kernels)
     std::string where, freed_where;
-    std::vector<struct Shadow>* shadow = nullptr;  // per 4-byte granule, check mode
+    struct ShadowPages* shadow = nullptr;  // per 4-byte granule, check mode
     // The part the learner's code may touch, when the checker says so (an output between its
     // guard zones): accesses outside it are out of bounds, with the learner's line.
     std::uintptr_t user_begin = 0, user_end = 0;
@@ -286,7 +301,6 @@ struct DeviceAccess {
 };
 bool in_loaded_module(std::uintptr_t a);  // a program's or library's static data
 bool is_host_accessible_device(const void* p);
-void reset_shadow_for_launch();
 
 // ------------------------------------------------------------------ diagnostics
 
