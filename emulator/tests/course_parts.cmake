@@ -1,0 +1,22 @@
+# course_part_lessons(ROOT PART PARTS OUT): the lessons of the course at ROOT (its
+# lessons/NN_topic folders, in order) dealt round-robin into PARTS parts, the PART-th of them
+# (from 1), as lesson ids ("01_vector_add"). A lesson added to the course joins a part by itself.
+function(course_part_lessons root part parts out)
+  file(GLOB all RELATIVE "${root}/lessons" "${root}/lessons/[0-9][0-9]_*")
+  list(SORT all)
+  set(mine "")
+  set(index 0)
+  foreach(lesson IN LISTS all)
+    if(IS_DIRECTORY "${root}/lessons/${lesson}")
+      math(EXPR slot "${index} % ${parts} + 1")
+      if(slot EQUAL part)
+        list(APPEND mine "${lesson}")
+      endif()
+      math(EXPR index "${index} + 1")
+    endif()
+  endforeach()
+  if(NOT mine)
+    message(FATAL_ERROR "part ${part} of ${parts} of the course at ${root} has no lessons")
+  endif()
+  set(${out} "${mine}" PARENT_SCOPE)
+endfunction()
