@@ -26,11 +26,14 @@ struct Options {
     bool no_time = false;
     bool verbose = false;
     bool sanitize = false;
-    bool emulate = false;     // cudalings emulator: --emulate
-    bool explain = false;     // cudalings emulator: --explain
-    bool no_emulate = false;  // without a GPU: compile only (SKIPPED, exit 77)
-    bool no_hazards = false;  // on a GPU: no hazard pass on the CPU emulator
-    bool judge_split = false;  // on a GPU: the step runs in a learner's process (--judge-split)
+    bool emulate = false;        // cudalings emulator: --emulate
+    bool explain = false;        // cudalings emulator: --explain
+    bool no_emulate = false;     // without a GPU: compile only (SKIPPED, exit 77)
+    bool no_hazards = false;     // on a GPU: no hazard pass on the CPU emulator
+    bool judge_split = false;    // on a GPU: the step runs in a learner's process (--judge-split)
+    bool rerun = false;          // run an emulated check's cases even when nothing changed
+    bool first_failure = false;  // an emulated check ends at its first failing case (check)
+    bool all_cases = false;      // ... or runs every case (watch)
     double compile_timeout = 120;
     double case_timeout = 20;
     std::string seed;
@@ -75,7 +78,8 @@ bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Ma
 // What `check` and `grade` share: limits, timing, the sanitizer, and the seed (the one asked
 // for, or a fresh one). False, after saying why, when the seed is not hexadecimal.
 bool check_options(const Options& o, CheckOptions& options);
-// CUDALINGS_JUDGE_SPLIT=1: --judge-split for every check and grade (a maintainer's whole-suite run).
+// CUDALINGS_JUDGE_SPLIT=1: --judge-split for every check and grade (a maintainer's whole-suite
+// run).
 bool judge_split_from_environment();
 
 // Checks one step and records what it means for the learner: progress (a pass marks the step

@@ -53,9 +53,12 @@ bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest) {
     paths.root = fs::absolute(root).string();
     o.resolved_root = paths.root;
     paths.tool_dir = tool_dir();
-    paths.state_dir = !o.state_dir.empty()                 ? o.state_dir
-                      : std::getenv("CUDALINGS_STATE_DIR") ? std::getenv("CUDALINGS_STATE_DIR")
-                                                           : paths.root + "/.cudalings";
+    // An empty CUDALINGS_STATE_DIR (a variable set to nothing) is as if unset, not the
+    // current folder.
+    const char* from_environment = std::getenv("CUDALINGS_STATE_DIR");
+    paths.state_dir = !o.state_dir.empty()                    ? o.state_dir
+                      : from_environment && *from_environment ? std::string(from_environment)
+                                                              : paths.root + "/.cudalings";
     try {
         manifest = load_manifest(paths.root);
     } catch (const std::exception& e) {
@@ -296,6 +299,8 @@ bool check_options(const Options& o, CheckOptions& options) {
     options.sanitize = o.sanitize;
     options.hazards = !o.no_hazards;
     options.judge_split = o.judge_split || judge_split_from_environment();
+    options.reuse_unchanged = o.seed.empty() && !o.rerun && !o.solutions;
+    options.first_failure = o.first_failure && !o.all_cases;  // watch: unless --all-cases
     if (o.seed.empty()) {
         options.seed = fresh_seed();
         return true;
@@ -363,6 +368,13 @@ std::vector<std::string> command_names(const CLI::App& app) {
 void add_check_flags(CLI::App* command, Options& o) {
     command->add_option("--seed", o.seed, "reproduce a run: the hexadecimal seed a report printed");
     command->add_flag("--no-time", o.no_time, "correctness only");
+    command->add_flag("--first-failure", o.first_failure,
+                      "emulated: stop at the first failing case (what watch does)");
+    command->add_flag("--all-cases", o.all_cases,
+                      "emulated: run every case, also after one failed (what check does)");
+    command->add_flag("--rerun", o.rerun,
+                      "emulated: run the cases even when the file, its headers and the checks are "
+                      "unchanged since its last check (else that check's verdict is shown)");
     command->add_flag("-v,--verbose", o.verbose, "show every case, not only failures");
     command->add_flag(
         "--emulate", o.emulate,

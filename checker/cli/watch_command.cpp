@@ -73,6 +73,7 @@ int run_watch(Options& o) {
     const bool fixed_seed = !o.seed.empty();
     options.emulate = o.emulate || o.explain;
     options.explain = o.explain;
+    options.first_failure = !o.all_cases;  // a verdict as soon as there is one
 #if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
     options.emulate_without_gpu = !o.no_emulate;
 #endif
@@ -120,6 +121,7 @@ int run_watch(Options& o) {
     };
 
     bool check_now = true;
+    bool rerun = false;  // a check asked for with a key runs again even if nothing changed
     while (current) {
         if (check_now) {
             check_now = false;
@@ -128,9 +130,11 @@ int run_watch(Options& o) {
                 checker = Checker(paths, m, [&] {
                     CheckOptions fresh = options;
                     fresh.seed = fresh_seed();  // fresh inputs on every check, as `check` does
+                    fresh.reuse_unchanged = options.reuse_unchanged && !rerun;
                     return fresh;
                 }());
             record_current_step(paths.state_dir, step_name(m, *current));  // for `hint`
+            rerun = false;
             const StepReport r = check_and_record(checker, o, m, progress, *current);
             // After a pass (or a step this machine cannot run): the reference to compare with,
             // and the next step, the rest of this lesson first.
@@ -173,6 +177,7 @@ int run_watch(Options& o) {
             case '\r':
             case 'r':
                 check_now = true;
+                rerun = true;
                 break;
             case 'n': {
                 auto steps = all_steps(m);

@@ -22,6 +22,7 @@
 #include "conclude.h"
 #include "emulate.h"
 #include "hash.h"
+#include "history.h"
 #include "policy.h"
 #include "protocol.h"
 #include "sandbox.h"
@@ -93,10 +94,14 @@ bool said_done(const std::string& channel, const unsigned char key[16]) {
 // sandbox, the call returns once the runner has said "done": a check's result is complete then,
 // and the runner's exit (CUDA's teardown, ~0.1 s on the H200) goes on while the checker
 // reports. A sandboxed run (grading) waits for the exit, as every run did before.
+//
+// With `stop_after`, the runner is stopped (its group killed; the result says cancelled) as soon
+// as an authenticated event satisfies it: a check that ends at its first failing case.
 ChildResult run_runner(const std::vector<std::string>& argv, ChildOptions options,
                        std::vector<json>& events, int* forged = nullptr,
                        const Sandbox* sandbox = nullptr, const SandboxView& view = {},
-                       bool until_done = false) {
+                       bool until_done = false,
+                       const std::function<bool(const json&)>& stop_after = {}) {
     std::array<unsigned char, 16> key;
     random_key(key.data());
     options.result_channel = true;
@@ -105,6 +110,14 @@ ChildResult run_runner(const std::vector<std::string>& argv, ChildOptions option
         options.finished = [key](const std::string& channel) {
             return said_done(channel, key.data());
         };
+    std::atomic<bool> stop{false};
+    if (stop_after) {
+        options.cancel = &stop;
+        options.on_channel = [key, &stop, &stop_after](const std::string& channel) {
+            for (const auto& e : parse_events(channel, key.data()))
+                if (stop_after(e)) stop.store(true);
+        };
+    }
     auto child = run_contained(sandbox, argv, options, view);
     events = parse_events(child.channel.head, key.data(), forged);
     return child;
@@ -207,7 +220,7 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
     return device ? device : host_result;
 }
 
-// The dynamic symbols a built file imports: loading libraries itself is not allowed.
+// The symbols a built file imports: loading libraries itself is not allowed.
 std::optional<PolicyViolation> screen_imports(const std::string& object, double seconds,
                                               const Sandbox* sandbox, const MemoryGroup& memory) {
     ChildOptions o;
@@ -217,7 +230,11 @@ std::optional<PolicyViolation> screen_imports(const std::string& object, double 
     o.output_cap = 1 << 20;
     SandboxView view;
     view.read_only = {object};
-    auto nm = run_contained(sandbox, {"nm", "-D", "--undefined-only", object}, o, view);
+    // a shared object's dynamic imports, or an object file's undefined symbols
+    std::vector<std::string> command{"nm", "--undefined-only", object};
+    if (object.size() > 3 && object.compare(object.size() - 3, 3, ".so") == 0)
+        command.insert(command.begin() + 1, "-D");
+    auto nm = run_contained(sandbox, command, o, view);
     if (!nm.exited_ok()) return std::nullopt;  // no nm here: the source screen still ran
     std::istringstream lines(nm.out.head);
     std::string line;
@@ -339,16 +356,12 @@ double Checker::copy_bandwidth_gbps() {
 bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
                       bool solution_file, StepReport& report, std::string& object,
                       const std::function<void(const std::string&)>& while_building) {
-    CompileRequest request;
-    request.nvcc = nvcc();
-    request.source = source;
-    request.include_dirs = {paths_.lesson_dir(lesson), paths_.common_dir()};
-    const GpuInfo& g = gpu();
-    request.arch = g.present ? g.arch : "";
+    CompileRequest request = compile_request(lesson, source);
     std::string key = compile_cache_key(request, file_identity(which(request.nvcc)),
                                         headers_in(request.include_dirs));
     std::string dir = paths_.state_dir + "/build";
-    object = dir + "/" + key + ".so";
+    const std::string suffix = request.object_only ? ".o" : ".so";
+    object = dir + "/" + key + suffix;
     std::string log = dir + "/" + key + ".log";
     if (options_.use_cache && ::access(object.c_str(), R_OK) == 0) {
         report.compile_cached = true;
@@ -374,7 +387,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         report.reason = "cannot create a build directory in " + dir;
         return false;
     }
-    std::string temporary = work.path() + "/" + key + ".so";
+    std::string temporary = work.path() + "/" + key + suffix;
     request.output = temporary;
     const SandboxView view = build_view(request.include_dirs, source, work.path(), {request.nvcc});
     const Sandbox* sandbox = options_.sandbox.get();
@@ -465,14 +478,34 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     return true;
 }
 
+CompileRequest Checker::compile_request(const LessonInfo& lesson, const std::string& source) {
+    CompileRequest request;
+    request.nvcc = nvcc();
+    request.source = source;
+    request.include_dirs = {paths_.lesson_dir(lesson), paths_.common_dir()};
+    const GpuInfo& g = gpu();
+    request.arch = g.present ? g.arch : "";
+    request.object_only = !g.present;  // nothing loads it: the emulator builds its own
+    return request;
+}
+
+EmulatedBuild Checker::emulated_build(std::vector<std::string> include_dirs,
+                                      const std::string& source) const {
+    EmulatedBuild b;
+    b.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
+    b.cxx = host_compiler();
+    b.emulator_include = emulator_include_dir(paths_.tool_dir);
+    b.cuda_include = cuda_include_dir();
+    b.include_dirs = std::move(include_dirs);
+    b.source = source;
+    return b;
+}
+
 ChecksToolchain Checker::toolchain(bool emulated) {
     ChecksToolchain t;
     t.nvcc = nvcc();
     if (!emulated && gpu().present) t.arch = gpu().arch;
-    t.emulator.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
-    t.emulator.cxx = host_compiler();
-    t.emulator.emulator_include = emulator_include_dir(paths_.tool_dir);
-    t.emulator.cuda_include = cuda_include_dir();
+    t.emulator = emulated_build({}, "");
     t.kit_dir = paths_.kit_dir();
     t.runner_identity = file_identity(emulated ? emulated_runner() : paths_.runner());
     t.cache_dirs = {paths_.tool_dir + "/checks-cache", paths_.state_dir + "/checks"};
@@ -534,13 +567,7 @@ std::string Checker::lesson_shims(const LessonInfo& lesson, const std::string& c
     // no instrumentation).
     std::vector<std::vector<std::string>> commands;
     if (emulated) {
-        EmulatedBuild b;
-        b.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
-        b.cxx = host_compiler();
-        b.emulator_include = emulator_include_dir(paths_.tool_dir);
-        b.cuda_include = cuda_include_dir();
-        b.include_dirs = include_dirs;
-        b.source = temporary + ".cu";
+        EmulatedBuild b = emulated_build(include_dirs, temporary + ".cu");
         b.rewritten = temporary + ".cpp";
         b.object = temporary + ".o";
         b.output = temporary;
@@ -770,6 +797,16 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     std::map<int, CaseResult> cases;
     bool reran_early_end = false;  // the runner ended before anything of the learner's loaded
     const int max_children = 4;
+    // CheckOptions::first_failure: an emulated check ends with its first failing case.
+    const bool stop_at_failure = emulating_ && options_.first_failure;
+    std::function<bool(const json&)> failing_case;
+    if (stop_at_failure)
+        failing_case = [](const json& e) {
+            if (e.value("event", "") != CaseResult::kEvent) return false;
+            const std::string verdict = e.value("verdict", "PASS");
+            return verdict != "PASS" && verdict != "SKIPPED";
+        };
+    std::string not_run = "not run: an earlier case crashed or hung";
     for (int child_index = 0; child_index < max_children; ++child_index) {
         say(child_index == 0 ? "running the cases"
                              : "running the remaining cases in a fresh process");
@@ -779,8 +816,9 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         if (child_index == 0 && first && first->valid())
             r = first->get();  // started during the build, with these same arguments
         else
-            r.child = run_runner(argv, runner_options(), r.events, &r.forged,
-                                 options_.sandbox.get(), runner_view(argv, !emulating_), true);
+            r.child =
+                run_runner(argv, runner_options(), r.events, &r.forged, options_.sandbox.get(),
+                           runner_view(argv, !emulating_), true, failing_case);
         const ChildResult& child = r.child;
         forged_lines += r.forged;
         if (!child.started) {
@@ -795,6 +833,19 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         if (done) report.runner_exit_ms += 1000 * child.wall_seconds - report.runner_done_ms;
         if (!report.load_error.empty()) return;
         if (!report.internal_error.empty() && in_progress < 0 && total < 0) return;
+        if (child.cancelled && stop_at_failure &&
+            std::any_of(cases.begin(), cases.end(), [&](const auto& c) {
+                return c.second.verdict != Verdict::Pass && c.second.verdict != Verdict::Skipped;
+            })) {
+            // Stopped at its first failing case: the case it had begun is not run, not blamed.
+            if (in_progress >= 0) cases.erase(in_progress);
+            report.stopped_early = true;
+            not_run = "not run: the check stopped at the first failing case";
+            report.notes.push_back(
+                "the check stopped at the first failing case (as watch does); --all-cases runs "
+                "every case");
+            break;
+        }
         if (in_progress >= 0) {
             // The process ended inside a case: that case gets the blame.
             CaseResult& c = cases[in_progress];
@@ -852,7 +903,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         c.index = i;
         c.name = "case " + std::to_string(i);
         c.verdict = Verdict::Skipped;
-        c.reason = "not run: an earlier case crashed or hung";
+        c.reason = not_run;
         cases[i] = c;
     }
     for (auto& [index, c] : cases) report.cases.push_back(c);
@@ -1067,6 +1118,14 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         report.reason = "the file " + report.file + " is missing or unreadable";
         return finish();
     }
+    // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing).
+    const bool emulating = !runs_on_gpu() && (options_.emulate || options_.emulate_without_gpu);
+    // Nothing changed since the step's last emulated check: its report stands.
+    if (emulating && options_.reuse_unchanged && !solution_file)
+        if (auto stored = unchanged_report(lesson, step, report)) {
+            stored->seconds = seconds_since(start);
+            return *stored;
+        }
     // The reference it is timed against: built when first needed, for this GPU, against the
     // course's own headers (cached like any build).
     reference_.clear();
@@ -1114,17 +1173,36 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
         hazards = std::async(std::launch::async, &Checker::hazard_pass, this, std::cref(lesson),
                              std::cref(step), report.file, nvcc_done.get_future().share(),
                              stop_hazards.get());
+    // The emulator's build runs beside nvcc's, which decides whether the file compiles.
+    auto stop_emulated = std::make_shared<std::atomic<bool>>(false);
+    std::future<EmulatedObject> emulated;
+    if (emulating)
+        emulated = std::async(std::launch::async,
+                              [this, &lesson, file = report.file, stop = stop_emulated] {
+                                  quiet_ = true;  // the learner's progress line is nvcc's
+                                  return emulated_object(lesson, file, stop.get());
+                              });
     const bool built =
         compile(lesson, step, report.file, solution_file, report, object, start_first_runner);
     hold->store(built ? 1 : -1);
-    // A file nvcc did not accept gets its verdict now: the emulator's build stops.
-    if (!built) stop_hazards->store(true);
+    // A file nvcc did not accept gets its verdict now: the emulator's builds stop.
+    if (!built) {
+        stop_hazards->store(true);
+        stop_emulated->store(true);
+    }
     nvcc_done.set_value(built);
-    if (!built) return finish();  // (a held runner is killed; `first` waits for it)
+    // (a held runner is killed; `first` and `emulated` wait for their threads)
+    if (!built) return finish();
     const GpuInfo& g = gpu();
-    // cudalings emulator: forced, or automatic without a GPU (correctness only, no timing)
-    if (!runs_on_gpu() && (options_.emulate || options_.emulate_without_gpu)) {
-        run_emulated(lesson, step, report);
+    if (emulating) {
+        if (emulated.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
+            say("building for the CPU emulator");
+        run_emulated(lesson, step, emulated.get(), report);
+        if (report.verdict != Verdict::InternalError && report.verdict != Verdict::SetupError &&
+            !solution_file) {
+            report.fingerprint = emulated_fingerprint(lesson, step, report.file);
+            report.checked_at = checked_now();
+        }
         // Say what could not be checked here rather than skip it silently.
         if (options_.sanitize)
             report.sanitizer_note =
@@ -1288,13 +1366,8 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const
         out.skipped = "it cannot be emulated: " + blocker;
         return out;
     }
-    EmulatedBuild b;
-    b.rewriter = paths_.tool_dir + "/cudalings-emu-rewrite";
-    b.cxx = host_compiler();
-    b.emulator_include = emulator_include_dir(paths_.tool_dir);
-    b.cuda_include = cuda_include_dir();
-    b.include_dirs = {paths_.lesson_dir(lesson), paths_.common_dir()};
-    b.source = fs::absolute(file).string();
+    EmulatedBuild b = emulated_build({paths_.lesson_dir(lesson), paths_.common_dir()},
+                                     fs::absolute(file).string());
     out.key = emulated_cache_key(b, headers_in(b.include_dirs));
     std::string dir = paths_.state_dir + "/build-emu";
     b.output = dir + "/" + out.key + ".so";
@@ -1360,11 +1433,56 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const
     return out;
 }
 
+// What an emulated verdict depends on: nvcc's build of the file (its diagnostics) and the
+// emulator's (both keyed by the file, every header it can see and the tools), the lesson's checks
+// (their build is keyed by their sources, the kit and the runner), the lesson's manifest, this
+// checker, and the options that change what runs. Not the seed: a re-check without --seed draws
+// fresh inputs, which an unchanged file is not re-run for.
+std::string Checker::emulated_fingerprint(const LessonInfo& lesson, const StepInfo& step,
+                                          const std::string& file) {
+    std::string error;
+    const bool was_quiet = quiet_;
+    quiet_ = true;  // cached by now; no "building the checks" line for a look-up
+    const std::string checks = lesson_checks(lesson, true, false, &error);
+    quiet_ = was_quiet;
+    if (checks.empty()) return {};
+    const CompileRequest request = compile_request(lesson, file);
+    const EmulatedBuild build = emulated_build(request.include_dirs, fs::absolute(file).string());
+    std::error_code ec;
+    const std::string self = fs::read_symlink("/proc/self/exe", ec).string();
+    Hasher h;
+    h.add("emulated-check-v1");
+    h.add(compile_cache_key(request, file_identity(which(request.nvcc)),
+                            headers_in(request.include_dirs)));
+    h.add(emulated_cache_key(build, headers_in(build.include_dirs)));
+    h.add(checks).add(file_identity(emulated_runner()));
+    h.add(self.empty() ? paths_.tool_dir : file_identity(self));
+    h.add_file(paths_.checks_dir(lesson) + "/lesson.json").add(step.problem);
+    h.add(options_.explain ? "explain" : "").add(options_.judge_split ? "split" : "");
+    h.add(std::to_string(options_.case_idle_seconds)).add(std::to_string(options_.compile_seconds));
+    return h.hex();
+}
+
+std::optional<StepReport> Checker::unchanged_report(const LessonInfo& lesson, const StepInfo& step,
+                                                    const StepReport& now) {
+    const auto stored = load_result(paths_.state_dir, now.step);
+    if (!stored || stored->value("fingerprint", "").empty() ||
+        stored->value("file", "") != now.file)
+        return std::nullopt;
+    // One that ended at its first failing case does not stand for a check of every case.
+    if (stored->value("stopped_early", false) && !options_.first_failure) return std::nullopt;
+    if (stored->value("fingerprint", "") != emulated_fingerprint(lesson, step, now.file))
+        return std::nullopt;
+    StepReport r = step_report_from_json(*stored);
+    r.unchanged = true;
+    return r;
+}
+
 // cudalings emulator: the learner's file (already accepted by nvcc) rewritten and built with
 // g++ for the CPU emulator, then run by cudalings-runner-emu. See checker/core/emulate.h.
-void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report) {
+void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, const EmulatedObject& b,
+                           StepReport& report) {
     report.gpu = kEmulatedLabel;
-    const EmulatedObject b = emulated_object(lesson, report.file);
     if (b.setup) {
         set_setup_error(report, *b.setup);
         return;

@@ -58,6 +58,14 @@ struct CheckOptions {
     // The judge split (runner/split.h): on a GPU, the step is loaded and called in a learner's
     // process of its own (cudalings-learner), the runner judging it from outside.
     bool judge_split = false;
+    // An emulated check of a step whose file, headers, checks, checker and options are all as
+    // they were at its last check shows that check's stored report, saying so, instead of running
+    // the cases again (StepReport::fingerprint). Off with --seed (the learner asked for those
+    // inputs), --rerun and --solutions.
+    bool reuse_unchanged = false;
+    // An emulated check ends at its first failing case (the rest are listed as not run): what
+    // `watch` does, for a verdict as soon as there is one.
+    bool first_failure = false;
     // Sealed runs (sandbox.h): when set, every child that reads or runs the learner's code
     // (preprocessing, nvcc, nm, the emulator's build, the runner, compute-sanitizer) runs in it.
     std::shared_ptr<const Sandbox> sandbox;
@@ -159,6 +167,19 @@ class Checker {
                     std::map<int, CaseResult>& cases, int& total, int& next_case,
                     std::string& phase, bool& done);
     ChecksToolchain toolchain(bool emulated);
+    // The learner's file as nvcc builds it (its cache key names the build), and as the
+    // emulator's build takes it (`source` empty: the tools and folders only).
+    CompileRequest compile_request(const LessonInfo& lesson, const std::string& source);
+    EmulatedBuild emulated_build(std::vector<std::string> include_dirs,
+                                 const std::string& source) const;
+    // What an emulated check's verdict depends on (StepReport::fingerprint); empty when the
+    // lesson's checks are not built.
+    std::string emulated_fingerprint(const LessonInfo& lesson, const StepInfo& step,
+                                     const std::string& file);
+    // The stored report of the step's last check (of the same file) when nothing it depends
+    // on has changed since (`now`: the new check's report, step and file filled in).
+    std::optional<StepReport> unchanged_report(const LessonInfo& lesson, const StepInfo& step,
+                                               const StepReport& now);
     std::string emulated_runner() const;
     // The step's reference solution, built on demand (empty when it cannot be built).
     std::string reference(const LessonInfo& lesson, const StepInfo& step);
@@ -178,7 +199,9 @@ class Checker {
     EmulatedObject emulated_object(const LessonInfo& lesson, const std::string& file,
                                    const std::atomic<bool>* cancel = nullptr);
 
-    void run_emulated(const LessonInfo& lesson, const StepInfo& step, StepReport& report);
+    // `built`: emulated_object() of the step's file (built beside nvcc's build).
+    void run_emulated(const LessonInfo& lesson, const StepInfo& step, const EmulatedObject& built,
+                      StepReport& report);
     bool emulating_ = false;
     void sanitize(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
                   StepReport& report);

@@ -14,8 +14,8 @@ std::vector<std::string> nvcc_command(const CompileRequest& r) {
         r.nvcc, "-std=c++17", "-O3",
         // file:line in sanitizer reports and profiles
         "-lineinfo",
-        // a shared object sharing the runner's CUDA runtime
-        "-shared", "-Xcompiler=-fPIC", "-cudart=shared",
+        // a shared object sharing the runner's CUDA runtime (or only the object file)
+        r.object_only ? "-c" : "-shared", "-Xcompiler=-fPIC", "-cudart=shared",
         // CUB's NVTX ranges would make every file that includes CUB import dlopen (NVTX loads
         // a profiler's injection library), which the import screen rightly refuses in a step
         "-DCCCL_DISABLE_NVTX",

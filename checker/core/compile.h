@@ -11,10 +11,13 @@ namespace cudalings {
 struct CompileRequest {
     std::string nvcc = "nvcc";
     std::string source;                     // the learner's .cu
-    std::string output;                     // the shared object to write
+    std::string output;                     // the shared object (or object file) to write
     std::vector<std::string> include_dirs;  // lesson header, common headers
     std::string arch;  // "sm_90" for the GPU present; empty: a default that needs no GPU
     std::vector<std::string> libraries;  // linked in: "cublas" (a lesson's baselines)
+    // Without a GPU nothing loads the build: an object file (`nvcc -c`) proves the file builds
+    // and carries its imports, without the link.
+    bool object_only = false;
 };
 
 // The architecture when no GPU is present: compile-only, proves the file builds (and the
@@ -22,7 +25,8 @@ struct CompileRequest {
 // (__reduce_add_sync needs sm_80, clusters sm_90): Hopper, the course's reference GPU.
 inline constexpr std::string_view kCompileOnlyArch = "sm_90";
 
-// nvcc, as an argv, building a shared object the runner loads with dlopen.
+// nvcc, as an argv, building a shared object the runner loads with dlopen (or, object_only, an
+// object file).
 std::vector<std::string> nvcc_command(const CompileRequest& request);
 
 // The headers (.h, .cuh, .hpp) in the source file's own folder, sorted: a quoted #include

@@ -72,6 +72,18 @@ std::string load_current_step(const std::string& state_dir) {
     }
 }
 
+std::optional<nlohmann::json> load_result(const std::string& state_dir, const std::string& step) {
+    bool ok = false;
+    const std::string text =
+        read_file((fs::path(state_dir) / "results" / (step + ".json")).string(), &ok);
+    if (!ok) return std::nullopt;
+    try {
+        return nlohmann::json::parse(text);
+    } catch (const std::exception&) {
+        return std::nullopt;  // a damaged record: as if none was kept
+    }
+}
+
 std::map<std::string, nlohmann::json> load_results(const std::string& state_dir) {
     return load_dir(fs::path(state_dir) / "results", true);
 }

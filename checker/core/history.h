@@ -7,6 +7,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,8 @@ bool record_explained(const std::string& state_dir, const StepReport& report);
 bool record_current_step(const std::string& state_dir, const std::string& step);
 std::string load_current_step(const std::string& state_dir);
 
+// The last report of one step ("01_vector_add/03_float4"), when one was kept and reads back.
+std::optional<nlohmann::json> load_result(const std::string& state_dir, const std::string& step);
 // Step name -> its last report; lesson id -> its last staircase.
 std::map<std::string, nlohmann::json> load_results(const std::string& state_dir);
 std::map<std::string, nlohmann::json> load_staircases(const std::string& state_dir);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <ctime>
 #include <sstream>
 
 #include "access_picture.h"
@@ -74,9 +75,28 @@ std::string format_seed(std::uint64_t seed) {
     return buf;
 }
 
+std::string checked_now() {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char text[32];
+    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &local);
+    return text;
+}
+
+std::string unchanged_since(const std::string& checked_at) {
+    // "HH:MM" on the day it was checked, the whole "YYYY-MM-DD HH:MM" on any other
+    if (checked_at.size() == 16 && checked_at.compare(0, 10, checked_now(), 0, 10) == 0)
+        return checked_at.substr(11);
+    return checked_at.empty() ? "the last check" : checked_at;
+}
+
 std::string render_text(const StepReport& r, const RenderOptions& o) {
     std::ostringstream s;
     s << paint(o, "\033[1m", r.step) << (r.title.empty() ? "" : " — " + r.title) << "\n";
+    if (r.unchanged)
+        s << "  unchanged since " << unchanged_since(r.checked_at)
+          << ": the last check's report, not re-run (--rerun runs it)\n";
     if (r.verdict == Verdict::CompileError) {
         s << "  compile  " << paint(o, colour_of(r.verdict), "failed") << "\n";
         Diagnostic first = first_error(r.diagnostics);
@@ -221,6 +241,7 @@ std::string render_step_line(const StepReport& r, std::size_t index, std::size_t
     } else if (r.verdict == Verdict::Pass && !r.gpu.empty() && r.gpu.rfind("none", 0) == 0) {
         s << " (emulated: not timed)";
     }
+    if (r.unchanged) s << " (unchanged since " << unchanged_since(r.checked_at) << ")";
     s << "\n";
     return s.str();
 }
@@ -386,6 +407,10 @@ nlohmann::json to_json(const StepReport& r) {
     j["seed"] = format_seed(r.seed);
     j["gpu"] = r.gpu;
     j["seconds"] = r.seconds;
+    if (!r.fingerprint.empty()) j["fingerprint"] = r.fingerprint;
+    if (!r.checked_at.empty()) j["checked_at"] = r.checked_at;
+    if (r.unchanged) j["unchanged"] = true;
+    if (r.stopped_early) j["stopped_early"] = true;
     double warmup = 0, sampling = 0, untimed = 0;
     int rounds = 0;
     for (const auto& t : r.timings) {
@@ -459,6 +484,33 @@ StepReport step_report_from_json(const nlohmann::json& j) {
     r.timings = j.value("timings", std::vector<TimingResult>{});
     r.notes = j.value("notes", std::vector<std::string>{});
     r.advice = j.value("advice", "");
+    r.pattern = j.value("pattern", "");
+    r.hint = j.value("hint", "");
+    r.seconds = j.value("seconds", 0.0);
+    r.fingerprint = j.value("fingerprint", "");
+    r.checked_at = j.value("checked_at", "");
+    r.unchanged = j.value("unchanged", false);
+    r.stopped_early = j.value("stopped_early", false);
+    if (const auto c = j.find("compile"); c != j.end() && c->is_object()) {
+        r.compile_cached = c->value("cached", false);
+        r.compile_seconds = c->value("seconds", 0.0);
+        r.compiler_output = c->value("output", "");
+        for (const auto& d : c->value("diagnostics", nlohmann::json::array()))
+            r.diagnostics.push_back({d.value("file", ""), d.value("line", 0),
+                                     d.value("severity", ""), d.value("message", "")});
+    }
+    if (const auto s = j.find("sanitizer"); s != j.end() && s->is_object()) {
+        r.sanitizer_note = s->value("note", "");
+        for (const auto& f : s->value("findings", nlohmann::json::array())) {
+            SanitizerFinding finding;
+            finding.tool = f.value("tool", "");
+            finding.message = f.value("message", "");
+            finding.file = f.value("file", "");
+            finding.line = f.value("line", 0);
+            finding.detail = f.value("detail", "");
+            r.findings.push_back(finding);
+        }
+    }
     return r;
 }
 

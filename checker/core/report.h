@@ -50,6 +50,13 @@ struct StepReport {
     // without a sandbox reports once the runner said "done").
     double runner_startup_ms = 0, cases_ms = 0, timing_ms = 0, runner_ms = 0, runner_exit_ms = 0;
     double runner_done_ms = 0;  // the runner's clock when it said "done" (last process)
+    // What the verdict depends on (the step's builds, the lesson's checks, the checker, the
+    // options that change what runs), where a stored verdict may stand for a new run: an
+    // emulated check without --seed. Empty: every check runs.
+    std::string fingerprint;
+    std::string checked_at;      // local time of the run that produced it, "2026-12-05 21:40"
+    bool unchanged = false;      // shown from the stored report: nothing changed, nothing re-run
+    bool stopped_early = false;  // it ended at its first failing case (CheckOptions::first_failure)
 };
 
 struct RenderOptions {
@@ -59,6 +66,10 @@ struct RenderOptions {
 };
 
 std::string render_text(const StepReport& r, const RenderOptions& options);
+// The local time now as StepReport::checked_at writes it, and a stored one as a learner reads
+// it after "unchanged since": "21:40" today, "2026-12-04 21:40" on another day.
+std::string checked_now();
+std::string unchanged_since(const std::string& checked_at);
 // When several steps are checked: "[ 3/22]" for the index-th (from 0) of `total`, and the
 // step's one line: "[ 3/22] 01_vector_add/03_float4          PASS  781.0 µs  97.9% of copy".
 std::string step_counter(std::size_t index, std::size_t total);

@@ -566,6 +566,8 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
                         ::close(w.fd);
                         w.fd = -1;
                     }
+                    if (w.into == &result.channel && options.on_channel && !reaped)
+                        options.on_channel(result.channel.head);
                     if (w.into == &result.channel && may_finish_early && !reaped)
                         finished = options.finished(result.channel.head);
                 }

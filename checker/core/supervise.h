@@ -54,6 +54,9 @@ struct ChildOptions {
     // children never pile up. Not for a child in a memory cgroup (the cgroup is removed when
     // the call returns, which needs its processes gone).
     std::function<bool(const std::string&)> finished;
+    // When set, also called with the result channel's bytes whenever more arrived, in any
+    // child (set `cancel` from it to stop the child on what it said).
+    std::function<void(const std::string&)> on_channel;
     std::map<std::string, std::string> env;  // added to (or replacing in) the environment
     // The program starts with `env` alone as its environment, nothing of this process's (the
     // grading sandbox's bwrap: the grader's tokens must not reach it).

@@ -223,6 +223,64 @@ TEST_CASE("fixtures with an emulated verdict get it under emulation, 4 of 4", "[
     check_emulated_fixtures(3, 4);
 }
 
+// The no-GPU loop (docs/emulator.md): `--first-failure` (what `watch` does) ends an emulated
+// check at its first failing case; a re-check of an unchanged file shows the stored report,
+// said to be unchanged, unless --rerun, --seed or an edit asks for a run. A report that stopped
+// early does not stand for a check of every case.
+TEST_CASE("an emulated check can stop at its first failure, and an unchanged one is not re-run",
+          "[cli]") {
+    const std::string fixture =
+        std::string(CUDALINGS_SOURCE_DIR) + "/checks/05_scan/fixtures/wrong_status_not_cleared.cu";
+    auto root = course_with(fixture, "05_scan/06_chained_scan.cu");
+    const auto state = fresh_state_dir();
+    auto check = [&](std::vector<std::string> extra) {
+        std::vector<std::string> args{"--root", root, "check", "5/6", "--emulate", "--json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        auto r = cudalings(args, state);
+        INFO(r.out.substr(0, 3000) << r.err.substr(0, 1000));
+        REQUIRE(r.code == 1);
+        return nlohmann::json::parse(r.out)["results"][0];
+    };
+    const std::string stopped = "not run: the check stopped at the first failing case";
+    auto stopped_cases = [&](const nlohmann::json& step) {
+        int n = 0;
+        for (const auto& c : step["cases"]) n += c["reason"] == stopped;
+        return n;
+    };
+
+    auto first = check({"--first-failure"});
+    CHECK(first["verdict"] == "WRONG");
+    CHECK(first.value("stopped_early", false));
+    CHECK(first.value("unchanged", false) == false);
+    CHECK(stopped_cases(first) >= 1);
+    // Nothing after the first failing case passed: it was not run.
+    bool failed = false;
+    for (const auto& c : first["cases"]) {
+        if (failed) CHECK(c["verdict"] != "PASS");
+        failed = failed || (c["verdict"] != "PASS" && c["verdict"] != "SKIPPED");
+    }
+
+    auto again = check({"--first-failure"});
+    CHECK(again.value("unchanged", false));
+    CHECK(again["seed"] == first["seed"]);  // the stored report, not a new run
+    CHECK(again["verdict"] == "WRONG");
+
+    auto all = check({});  // every case: the stopped report does not stand for it
+    CHECK(all.value("unchanged", false) == false);
+    CHECK(all.value("stopped_early", false) == false);
+    CHECK(stopped_cases(all) == 0);
+    CHECK(check({}).value("unchanged", false));
+    CHECK(check({"--rerun"}).value("unchanged", false) == false);
+    CHECK(check({"--seed", "1234"}).value("unchanged", false) == false);
+    { std::ofstream(root + "/lessons/05_scan/06_chained_scan.cu", std::ios::app) << "// edited\n"; }
+    CHECK(check({}).value("unchanged", false) == false);
+    // The text says so, and how to run it again.
+    auto text = cudalings({"--root", root, "check", "5/6", "--emulate"}, state);
+    CHECK_THAT(text.out, ContainsSubstring("unchanged since "));
+    CHECK_THAT(text.out, ContainsSubstring("--rerun"));
+    remove_course(root);
+}
+
 // After a PASS, `check` names the reference to compare with and the next step of the SAME
 // lesson (not the course's first unfinished one), and `hint` without a step follows the learner
 // there; without a check to go by, `hint` gives the first unfinished step's.

@@ -42,6 +42,20 @@ TEST_CASE("without a GPU the command still names an architecture", "[compile]") 
     CHECK(has(nvcc_command(r), "-arch=" + std::string(kCompileOnlyArch)));
 }
 
+// Without a GPU nothing loads nvcc's build (the emulator builds its own): an object file, no link.
+TEST_CASE("without a GPU nvcc builds an object file only", "[compile]") {
+    CompileRequest r;
+    r.source = "x.cu";
+    r.output = "x.o";
+    r.object_only = true;
+    const auto cmd = nvcc_command(r);
+    CHECK(has(cmd, "-c"));
+    CHECK_FALSE(has(cmd, "-shared"));
+    CompileRequest shared = r;
+    shared.object_only = false;
+    CHECK(compile_cache_key(r, "nvcc", {}) != compile_cache_key(shared, "nvcc", {}));
+}
+
 TEST_CASE("the cache key changes with content, flags and compiler, not with the output path",
           "[compile]") {
     std::string src = "/tmp/cudalings_test_cache_key.cu";
