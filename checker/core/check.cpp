@@ -1126,6 +1126,13 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
             stored->seconds = seconds_since(start);
             return *stored;
         }
+    // The file as this check found it: a report is kept for reuse only if it did not change
+    // while the check ran (a save in the middle of a `watch` check).
+    const auto source_key = [&] {
+        const CompileRequest r = compile_request(lesson, report.file);
+        return compile_cache_key(r, file_identity(which(r.nvcc)), headers_in(r.include_dirs));
+    };
+    const std::string source_at_start = emulating && !solution_file ? source_key() : "";
     // The reference it is timed against: built when first needed, for this GPU, against the
     // course's own headers (cached like any build).
     reference_.clear();
@@ -1199,7 +1206,7 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
             say("building for the CPU emulator");
         run_emulated(lesson, step, emulated.get(), report);
         if (report.verdict != Verdict::InternalError && report.verdict != Verdict::SetupError &&
-            !solution_file) {
+            !solution_file && source_key() == source_at_start) {
             report.fingerprint = emulated_fingerprint(lesson, step, report.file);
             report.checked_at = checked_now();
         }
