@@ -1462,7 +1462,10 @@ std::string Checker::emulated_fingerprint(const LessonInfo& lesson, const StepIn
     h.add(compile_cache_key(request, file_identity(which(request.nvcc)),
                             headers_in(request.include_dirs)));
     h.add(emulated_cache_key(build, headers_in(build.include_dirs)));
+    // the runner, the emulator it loads, and the split's learner program
     h.add(checks).add(file_identity(emulated_runner()));
+    h.add(file_identity(paths_.tool_dir + "/libcudalings_emu.so"));
+    if (options_.judge_split) h.add(file_identity(paths_.tool_dir + "/cudalings-learner-emu"));
     h.add(self.empty() ? paths_.tool_dir : file_identity(self));
     h.add_file(paths_.checks_dir(lesson) + "/lesson.json").add(step.problem);
     h.add(options_.explain ? "explain" : "").add(options_.judge_split ? "split" : "");
