@@ -833,17 +833,22 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         if (done) report.runner_exit_ms += 1000 * child.wall_seconds - report.runner_done_ms;
         if (!report.load_error.empty()) return;
         if (!report.internal_error.empty() && in_progress < 0 && total < 0) return;
-        if (child.cancelled && stop_at_failure &&
-            std::any_of(cases.begin(), cases.end(), [&](const auto& c) {
+        const auto a_case_failed = [&] {
+            return std::any_of(cases.begin(), cases.end(), [](const auto& c) {
                 return c.second.verdict != Verdict::Pass && c.second.verdict != Verdict::Skipped;
-            })) {
-            // Stopped at its first failing case: the case it had begun is not run, not blamed.
-            if (in_progress >= 0) cases.erase(in_progress);
+            });
+        };
+        const auto stop_here = [&] {
             report.stopped_early = true;
             not_run = "not run: the check stopped at the first failing case";
             report.notes.push_back(
                 "the check stopped at the first failing case (as watch does); --all-cases runs "
                 "every case");
+        };
+        if (child.cancelled && stop_at_failure && a_case_failed()) {
+            // Stopped at its first failing case: the case it had begun is not run, not blamed.
+            if (in_progress >= 0) cases.erase(in_progress);
+            stop_here();
             break;
         }
         if (in_progress >= 0) {
@@ -895,6 +900,11 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         }
         // A hang is almost always in every case: one timeout is enough, do not wait for more.
         if (done || total < 0 || next_case >= total || child.timed_out) break;
+        // A case that crashed its process is a failing case too: no fresh process for the rest.
+        if (stop_at_failure && a_case_failed()) {
+            stop_here();
+            break;
+        }
     }
     // Cases never reached (too many crashes) are listed as not run.
     for (int i = 0; i < total; ++i) {

@@ -279,6 +279,21 @@ TEST_CASE("an emulated check can stop at its first failure, and an unchanged one
     CHECK_THAT(text.out, ContainsSubstring("unchanged since "));
     CHECK_THAT(text.out, ContainsSubstring("--rerun"));
     remove_course(root);
+
+    // A case that ends its process is a failing case too: no fresh process for the rest.
+    auto crash = course_with(std::string(CUDALINGS_SOURCE_DIR) +
+                                 "/checks/01_vector_add/fixtures/crash_exit_before_writing.cu",
+                             "01_vector_add/01_one_thread_per_element.cu");
+    auto r = cudalings({"--root", crash, "check", "1/1", "--emulate", "--json", "--first-failure"},
+                       fresh_state_dir());
+    INFO(r.out.substr(0, 3000));
+    const auto j = nlohmann::json::parse(r.out)["results"][0];
+    CHECK(j["verdict"] == "CRASH");
+    CHECK(j.value("stopped_early", false));
+    int run = 0;
+    for (const auto& c : j["cases"]) run += c["verdict"] != "SKIPPED";
+    CHECK(run == 1);
+    remove_course(crash);
 }
 
 // After a PASS, `check` names the reference to compare with and the next step of the SAME
