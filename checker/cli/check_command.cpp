@@ -23,14 +23,7 @@
 namespace cudalings::cli {
 namespace {
 
-std::string today() {
-    const std::time_t now = std::time(nullptr);
-    std::tm local{};
-    localtime_r(&now, &local);
-    char text[16];
-    std::strftime(text, sizeof text, "%Y-%m-%d", &local);
-    return text;
-}
+std::string today() { return local_time_now("%Y-%m-%d"); }
 
 StaircaseRow stair_row(const std::string& label, const std::string& title,
                        const std::string& problem, bool baseline,
@@ -167,12 +160,8 @@ int cmd_check(const Options& o) {
         }
     }
     if (o.json) {
-        nlohmann::json j{{"run", to_json(run)},
-                         {"results", results},
-                         {"staircases", staircases},
-                         {"passed", passed},
-                         {"failed", failed},
-                         {"skipped", skipped}};
+        nlohmann::json j{{"run", to_json(run)}, {"results", results}, {"staircases", staircases},
+                         {"passed", passed},    {"failed", failed},   {"skipped", skipped}};
         j.update(after);
         std::cout << versioned(j).dump(2) << "\n";
     } else if (steps.size() > 1 || o.all) {

@@ -807,6 +807,18 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             return verdict != "PASS" && verdict != "SKIPPED";
         };
     std::string not_run = "not run: an earlier case crashed or hung";
+    const auto a_case_failed = [&] {
+        return std::any_of(cases.begin(), cases.end(), [](const auto& c) {
+            return c.second.verdict != Verdict::Pass && c.second.verdict != Verdict::Skipped;
+        });
+    };
+    const auto stop_here = [&] {
+        report.stopped_early = true;
+        not_run = "not run: the check stopped at the first failing case";
+        report.notes.push_back(
+            "the check stopped at the first failing case (as watch does); --all-cases runs "
+            "every case");
+    };
     for (int child_index = 0; child_index < max_children; ++child_index) {
         say(child_index == 0 ? "running the cases"
                              : "running the remaining cases in a fresh process");
@@ -833,18 +845,6 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         if (done) report.runner_exit_ms += 1000 * child.wall_seconds - report.runner_done_ms;
         if (!report.load_error.empty()) return;
         if (!report.internal_error.empty() && in_progress < 0 && total < 0) return;
-        const auto a_case_failed = [&] {
-            return std::any_of(cases.begin(), cases.end(), [](const auto& c) {
-                return c.second.verdict != Verdict::Pass && c.second.verdict != Verdict::Skipped;
-            });
-        };
-        const auto stop_here = [&] {
-            report.stopped_early = true;
-            not_run = "not run: the check stopped at the first failing case";
-            report.notes.push_back(
-                "the check stopped at the first failing case (as watch does); --all-cases runs "
-                "every case");
-        };
         if (child.cancelled && stop_at_failure && a_case_failed()) {
             // Stopped at its first failing case: the case it had begun is not run, not blamed.
             if (in_progress >= 0) cases.erase(in_progress);

@@ -91,12 +91,7 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
                          const std::map<std::string, nlohmann::json>& staircases,
                          const std::map<std::string, nlohmann::json>& explained) {
     ReportModel model;
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm local{};
-    localtime_r(&now, &local);
-    char when[64];
-    std::strftime(when, sizeof when, "%Y-%m-%d %H:%M", &local);
-    model.generated = when;
+    model.generated = local_time_now("%Y-%m-%d %H:%M");
     for (const auto& lesson : m.lessons) {
         LessonStatus ls{lesson.id, lesson.title, {}};
         LessonChart chart;

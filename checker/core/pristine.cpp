@@ -13,6 +13,7 @@
 
 #include "course.h"
 #include "hash.h"
+#include "text.h"
 
 namespace fs = std::filesystem;
 
@@ -31,14 +32,7 @@ bool is_step_file(const std::string& path) {
            fs::path(name).extension() == ".cu";
 }
 
-std::string stamp_now() {
-    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm local{};
-    localtime_r(&now, &local);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &local);
-    return text;
-}
+std::string stamp_now() { return local_time_now("%Y%m%d-%H%M%S"); }
 
 }  // namespace
 

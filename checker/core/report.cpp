@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <ctime>
 #include <sstream>
 
 #include "access_picture.h"
@@ -75,14 +74,7 @@ std::string format_seed(std::uint64_t seed) {
     return buf;
 }
 
-std::string checked_now() {
-    const std::time_t now = std::time(nullptr);
-    std::tm local{};
-    localtime_r(&now, &local);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%d %H:%M", &local);
-    return text;
-}
+std::string checked_now() { return local_time_now("%Y-%m-%d %H:%M"); }
 
 std::string unchanged_since(const std::string& checked_at) {
     // "HH:MM" on the day it was checked, the whole "YYYY-MM-DD HH:MM" on any other

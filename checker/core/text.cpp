@@ -8,9 +8,18 @@
 #include <clocale>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <cwchar>
 
 namespace cudalings {
+
+std::string local_time_now(const char* format) {
+    const std::time_t now = std::time(nullptr);
+    std::tm local{};
+    localtime_r(&now, &local);
+    char text[64];
+    return std::string(text, std::strftime(text, sizeof text, format, &local));
+}
 namespace {
 
 // The next code point of UTF-8 `s` at `i` (advanced past it); U+FFFD for a malformed byte.

@@ -13,6 +13,8 @@ namespace cudalings {
 // Columns `text` takes on a terminal: UTF-8 decoded, East Asian wide characters count 2,
 // combining marks and zero-width characters 0, ANSI colour sequences 0.
 std::size_t display_width(std::string_view text);
+// The local time now, formatted by strftime's `format` ("%Y-%m-%d %H:%M").
+std::string local_time_now(const char* format);
 // `text` followed (pad_right) or preceded (pad_left) by spaces up to `width` columns.
 std::string pad_right(std::string_view text, std::size_t width);
 std::string pad_left(std::string_view text, std::size_t width);
