@@ -59,6 +59,15 @@ std::string what(const AccessPicture& p) {
            " lane" + (p.active == 1 ? "" : "s") + ")";
 }
 
+// Which request the picture is: "the worst warp of case 255×257: block (0,0,0), warp 3" (the
+// case by its size, the part of its name before the values' description).
+std::string which(const AccessPicture& p) {
+    const std::string size = p.case_name.substr(0, p.case_name.find(", "));
+    return "the worst warp of case " + size + ": block (" + std::to_string(p.block[0]) + "," +
+           std::to_string(p.block[1]) + "," + std::to_string(p.block[2]) + "), warp " +
+           std::to_string(p.warp);
+}
+
 }  // namespace
 
 nlohmann::json to_json(const AccessPicture& p) {
@@ -125,17 +134,29 @@ AccessPicture access_picture_from_json(const nlohmann::json& j) {
 
 namespace {
 
+// Sectors (global) or wavefronts (shared) beyond what the active lanes need.
+unsigned excess(const AccessPicture& p) {
+    const std::size_t cost = p.shared ? p.wavefronts : p.sectors.size();
+    const std::size_t ideal = p.shared ? p.ideal_wavefronts : p.ideal_sectors;
+    return cost > ideal ? unsigned(cost - ideal) : 0u;
+}
+
+bool same_access(const AccessPicture& a, const AccessPicture& b) {
+    return a.file == b.file && a.line == b.line && a.shared == b.shared && a.store == b.store &&
+           a.array == b.array && a.bytes == b.bytes;
+}
+
 // Adds `more` to `kept`, one picture per access (file, line, space, direction, array, width):
-// the one with the most active lanes, the first of those; in line order.
-void keep_widest(std::vector<AccessPicture>& kept, std::vector<AccessPicture> more) {
+// the one with the most active lanes; among those, with `worst`, the one with the most excess
+// sectors or wavefronts, else the first; in line order.
+void keep_widest(std::vector<AccessPicture>& kept, std::vector<AccessPicture> more, bool worst) {
     for (auto& p : more) {
-        auto same = std::find_if(kept.begin(), kept.end(), [&](const AccessPicture& k) {
-            return k.file == p.file && k.line == p.line && k.shared == p.shared &&
-                   k.store == p.store && k.array == p.array && k.bytes == p.bytes;
-        });
+        auto same = std::find_if(kept.begin(), kept.end(),
+                                 [&](const AccessPicture& k) { return same_access(k, p); });
         if (same == kept.end())
             kept.push_back(std::move(p));
-        else if (p.active > same->active)
+        else if (p.active > same->active ||
+                 (worst && p.active == same->active && excess(p) > excess(*same)))
             *same = std::move(p);
     }
     std::stable_sort(kept.begin(), kept.end(),
@@ -161,28 +182,45 @@ std::vector<AccessPicture> access_pictures(const CaseResult& c) {
     }
     // One picture per access: several launches (the passes of a reduction) each sent theirs.
     std::vector<AccessPicture> kept;
-    keep_widest(kept, std::move(out));
+    keep_widest(kept, std::move(out), true);
     return kept;
 }
 
 const CaseResult* explained_case(const std::vector<CaseResult>& cases) {
+    // The case whose every access line shows the most of a warp (a 2^14×4 matrix keeps 4 lanes
+    // of a warp busy where a tile reads its rows, a 255×257 one all 32), the largest of those.
     const CaseResult* best = nullptr;
+    unsigned best_lanes = 0;
     for (const auto& c : cases) {
         if (c.verdict != Verdict::Pass) continue;
-        const bool has_pictures = std::any_of(c.emulator.begin(), c.emulator.end(),
-                                              [](const auto& f) { return f.kind == "access"; });
-        if ((!c.detail.empty() || has_pictures) && (!best || c.n >= best->n)) best = &c;
+        // Teaching output: the emulator's metrics (in the case's detail) or pictures. A case of
+        // launches only (the largest sizes) has a detail but no metrics.
+        const bool teaches = std::any_of(c.emulator.begin(), c.emulator.end(), [](const auto& f) {
+            return f.kind == "metric" || f.kind == "access";
+        });
+        if (!teaches) continue;
+        const auto pictures = access_pictures(c);
+        unsigned lanes = pictures.empty() ? 0u : 32u;
+        for (const auto& p : pictures) lanes = std::min(lanes, p.active);
+        if (!best || lanes > best_lanes || (lanes == best_lanes && c.n >= best->n)) {
+            best = &c;
+            best_lanes = lanes;
+        }
     }
     return best;
 }
 
 std::vector<AccessPicture> step_access_pictures(const std::vector<CaseResult>& cases) {
-    std::vector<AccessPicture> kept;
-    const CaseResult* explained = explained_case(cases);
-    if (!explained) return kept;
-    keep_widest(kept, access_pictures(*explained));
+    // The largest case first: of the cases whose picture of an access has as many lanes, the
+    // largest one's stays (a 1×33 matrix's whole warp is one row of a transposed column, a
+    // picture of nothing the lesson means).
+    std::vector<const CaseResult*> passed;
     for (const auto& c : cases)
-        if (&c != explained && c.verdict == Verdict::Pass) keep_widest(kept, access_pictures(c));
+        if (c.verdict == Verdict::Pass) passed.push_back(&c);
+    std::stable_sort(passed.begin(), passed.end(),
+                     [](const CaseResult* a, const CaseResult* b) { return a->n > b->n; });
+    std::vector<AccessPicture> kept;
+    for (const CaseResult* c : passed) keep_widest(kept, access_pictures(*c), false);
     return kept;
 }
 
@@ -203,6 +241,7 @@ std::string access_text(const AccessPicture& p, const std::string& indent) {
     std::ostringstream s;
     s << indent << where(p) << "  " << what(p) << "\n"
       << indent << "  " << access_verdict(p) << "\n";
+    if (!p.case_name.empty()) s << indent << "  " << which(p) << "\n";
     std::vector<std::optional<unsigned>> lanes(kAccessLanes);
     for (int lane = 0; lane < kAccessLanes; ++lane) lanes[lane] = unsigned(lane);
     auto rows = [&](const char* label, const std::vector<std::optional<unsigned>>& v) {

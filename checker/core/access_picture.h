@@ -40,14 +40,18 @@ struct AccessPicture {
 
 // The pictures of a case, one per access, in line order (findings of another kind, or of an
 // unknown format, are skipped; of several launches' pictures of one access, the one with the
-// most active lanes).
+// most active lanes, then the most sectors or wavefronts beyond the ideal). The emulator
+// already sent each launch's worst request among its widest.
 std::vector<AccessPicture> access_pictures(const CaseResult& c);
 // A step's pictures: of each access, the picture with the most active lanes among the cases
-// that passed (the explained case's where several have as many: a case of 4 columns shows 4
-// lanes of a row where a wider one shows the whole warp).
+// that passed, the largest case's where several have as many (a case of 4 columns shows 4
+// lanes of a row where a wider one shows the whole warp; a 1×33 matrix's warp is not what a
+// lesson means by a row).
 std::vector<AccessPicture> step_access_pictures(const std::vector<CaseResult>& cases);
 // The case whose teaching output a step shows once (`check --explain` without -v, the report):
-// the largest case that passed with metrics or pictures; null when there is none.
+// of the cases that passed with the emulator's metrics or pictures (not the largest sizes'
+// launches-only case, which has neither), the one whose narrowest picture has the most active
+// lanes, the largest of those; null when there is none.
 const CaseResult* explained_case(const std::vector<CaseResult>& cases);
 
 // In a step's JSON report ("access") and the state directory, and back.
@@ -56,8 +60,8 @@ AccessPicture access_picture_from_json(const nlohmann::json& j);  // throws on a
 
 // What the picture says, in a few words: "4 sectors = coalesced", "32-way bank conflict".
 std::string access_verdict(const AccessPicture& p);
-// A few lines for a terminal (at most 80 columns with `indent` up to 8): the line, the lanes,
-// and the sector or bank each lane touched.
+// A few lines for a terminal (at most 80 columns with `indent` up to 8): the line, which warp of
+// which case, the lanes, and the sector or bank each lane touched.
 std::string access_text(const AccessPicture& p, const std::string& indent);
 // One picture as an SVG element: 32 lanes on top, a line from each active lane to the sector or
 // bank it touched below, conflicts and excess sectors highlighted, a caption.

@@ -407,8 +407,10 @@ void record_request(std::uintptr_t a, unsigned size, bool write, const Place& pl
     const Thread& t = *r.current;
     Block& b = *r.block;
     if (b.exec_count.size() < b.count) b.exec_count.resize(b.count);
-    std::uint32_t k = b.exec_count[t.linear][pc]++;
-    Request& q = b.requests[{t.warp, pc, k}];
+    const std::uint64_t interval = std::uint64_t(b.epoch) << 32 | b.warp_sync[t.warp];
+    ExecCount& c = b.exec_count[t.linear][pc];
+    if (c.interval != interval) c = ExecCount{interval, 0};
+    Request& q = b.requests[{t.warp, pc, interval, c.k++}];
     if (q.addrs.empty()) {
         q.alloc = place.alloc;
         q.shared_offset = place.offset;
@@ -458,13 +460,16 @@ std::vector<std::uintptr_t> global_sectors(const Request& q) {
 }
 
 // Explain mode's access pictures: for each access line of a launch, one warp's request as it
-// was (the first request of the lowest warp of the lowest block, among the requests with the
-// most active lanes), drawn by the checker (`check --explain`, `report`).
+// was, drawn by the checker (`check --explain`, `report`). The request kept is the one with the
+// most active lanes (a whole warp rather than a grid's ragged edge); among those, the worst:
+// the most sectors (global) or wavefronts (shared) beyond what the lanes need, so a line that
+// is conflicted in one round of a loop shows that round; then the lowest block and warp.
 constexpr std::size_t kPicturesPerLaunch = 16;
 struct Picture {
     Request request;
     std::uint32_t warp = 0;
     uint3 block{};
+    std::size_t excess = 0;  // sectors or wavefronts beyond the ideal
 };
 std::map<const void*, Picture> g_pictures;
 
@@ -474,22 +479,24 @@ std::uint64_t block_number(uint3 b) {
     return b.x + std::uint64_t(g.x) * (b.y + std::uint64_t(g.y) * b.z);
 }
 
-void keep_picture(const RequestKey& key, const Request& q, const Block& b) {
+void keep_picture(const RequestKey& key, const Request& q, const Block& b, std::size_t excess) {
     auto it = g_pictures.find(key.pc);
     if (it == g_pictures.end()) {
         if (g_pictures.size() >= kPicturesPerLaunch) return;
     } else {
-        // The most active lanes; among those, the lowest block, then the lowest warp (requests
-        // of a block arrive here by warp, then by execution count: the first one stays).
+        // Requests of a block arrive here by warp, then by round: on a tie the first one stays.
         const Picture& kept = it->second;
         const std::size_t lanes = q.addrs.size(), kept_lanes = kept.request.addrs.size();
-        if (lanes < kept_lanes) return;
-        if (lanes == kept_lanes) {
+        if (lanes != kept_lanes) {
+            if (lanes < kept_lanes) return;
+        } else if (excess != kept.excess) {
+            if (excess < kept.excess) return;
+        } else {
             const auto mine = block_number(b.idx), theirs = block_number(kept.block);
             if (mine > theirs || (mine == theirs && key.warp >= kept.warp)) return;
         }
     }
-    g_pictures[key.pc] = Picture{q, key.warp, b.idx};
+    g_pictures[key.pc] = Picture{q, key.warp, b.idx, excess};
 }
 
 void flush_requests(Block& b) {
@@ -503,19 +510,19 @@ void flush_requests(Block& b) {
         m.write = q.write;
         m.size = q.size;
         ++m.requests;
+        std::size_t cost = 0, ideal = 0;
         if (q.shared) {
             unsigned degree = 0;
-            unsigned wavefronts = shared_wavefronts(q, &degree);
-            m.sum += wavefronts;
-            m.ideal += ideal_wavefronts(q);
-            m.worst = std::max(m.worst, wavefronts);
+            cost = shared_wavefronts(q, &degree);
+            ideal = ideal_wavefronts(q);
         } else {
-            std::size_t sectors = global_sectors(q).size();
-            m.sum += double(sectors);
-            m.ideal += double((q.addrs.size() * q.size + 31) / 32);
-            m.worst = std::max<unsigned>(m.worst, unsigned(sectors));
+            cost = global_sectors(q).size();
+            ideal = (q.addrs.size() * q.size + 31) / 32;
         }
-        keep_picture(key, q, b);
+        m.sum += double(cost);
+        m.ideal += double(ideal);
+        m.worst = std::max(m.worst, unsigned(cost));
+        keep_picture(key, q, b, cost > ideal ? cost - ideal : 0);
     }
     b.requests.clear();
 }

@@ -79,17 +79,28 @@ struct ShadowPages {
     std::vector<std::unique_ptr<Shadow[]>> pages;
 };
 
-// Explain mode: accesses grouped into warp requests (same warp, same instruction, same
-// execution count per lane).
+// Explain mode: accesses grouped into warp requests, one per dynamic execution of an
+// instruction by a warp: same warp, same instruction, same synchronisation interval (the
+// block's barriers and the warp's collectives completed so far), and the same execution count
+// of the instruction within that interval. Counting executions over the whole kernel instead
+// would group lane 0's third round of a loop with lane 1's second where lane 1 skipped a round
+// (a Blelloch sweep's `if (t < active)`), which is no request the hardware ever made.
 struct RequestKey {
     std::uint32_t warp;
     const void* pc;
+    std::uint64_t interval;  // (barrier epoch << 32) | warp collectives
     std::uint32_t k;
     bool operator<(const RequestKey& o) const {
         if (warp != o.warp) return warp < o.warp;
         if (pc != o.pc) return pc < o.pc;
+        if (interval != o.interval) return interval < o.interval;
         return k < o.k;
     }
+};
+// A thread's executions of one instruction in its current synchronisation interval.
+struct ExecCount {
+    std::uint64_t interval = 0;
+    std::uint32_t k = 0;
 };
 struct Request {
     bool shared = false;
@@ -178,8 +189,8 @@ struct Block {
     ~Block();
     // checks
     std::unordered_map<std::uintptr_t, Shadow> shared_shadow;
-    std::map<RequestKey, Request> requests;                                  // explain mode
-    std::vector<std::unordered_map<const void*, std::uint32_t>> exec_count;  // per thread
+    std::map<RequestKey, Request> requests;                              // explain mode
+    std::vector<std::unordered_map<const void*, ExecCount>> exec_count;  // per thread
 };
 
 // ------------------------------------------------------------------ global state

@@ -129,6 +129,26 @@ TEST_CASE("access picture: a partially active warp (if (i < n), n = 20)", "[emu]
     CHECK(p["ideal_sectors"] == 3);
 }
 
+TEST_CASE("access picture: a request is one round of a loop, not a lane's k-th execution",
+          "[emu][access]") {
+    // Round 5 has every lane; each round reads one word (a broadcast): no conflict anywhere.
+    json p = picture(run("access_growing_rounds"), "broadcast per round");
+    CHECK(p["active"] == 32);
+    CHECK(p["degree"] == 1);
+    CHECK(p["wavefronts"] == 1);
+    for (int lane = 0; lane < 32; ++lane) CHECK(p["offsets"][lane] == 4 * 32 * 5);
+}
+
+TEST_CASE("access picture: of a loop's rounds with as many lanes, the worst is drawn",
+          "[emu][access]") {
+    // Stride 1, 2, 4 words: no conflict, 2-way, 4-way.
+    json p = picture(run("access_doubling_stride"), "doubling stride");
+    CHECK(p["active"] == 32);
+    CHECK(p["degree"] == 4);
+    CHECK(p["wavefronts"] == 4);
+    for (int lane = 0; lane < 32; ++lane) CHECK(p["offsets"][lane] == 16 * lane);
+}
+
 TEST_CASE("without explain mode there are no access pictures", "[emu][access]") {
     use_options(true, false);
     void* m = open_module(CUDALINGS_EMU_ACCESS_MODULE);

@@ -208,3 +208,63 @@ TEST_CASE("check --explain draws a lesson step's accesses; report draws them fro
     CHECK_THAT(page.out, ContainsSubstring("32-way bank conflict"));
     for (const auto& svg : in_dom) CHECK(count(svg, "<rect class=\"lane") == 32);
 }
+
+namespace {
+
+// `check --explain --emulate` of a lesson file in a copy of the course, its output.
+std::string explain_step(const std::string& root, const std::string& step) {
+    auto r = flow::cudalings({"check", step, "--explain", "--emulate"},
+                             {{"CUDALINGS_STATE_DIR", flow::temp_dir("state")}}, root);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    return r.out;
+}
+
+// The picture block of an access in `--explain`'s text: from its heading line (which contains
+// `heading`) to the next heading.
+std::string picture_of(const std::string& out, const std::string& heading) {
+    const auto at = out.find(heading);
+    if (at == std::string::npos) return {};
+    const auto next = out.find(".cu:", out.find('\n', at));
+    return out.substr(at, next == std::string::npos ? std::string::npos : next - at);
+}
+
+}  // namespace
+
+TEST_CASE("explain draws what the lessons mean: 08/1's strided store, 05/2 padded and not",
+          "[report][cli][emulate]") {
+    const std::string root = flow::course_copy();
+    auto solve = [&](const std::string& lesson, const std::string& file) {
+        fs::copy_file(root + "/solutions/" + lesson + "/" + file,
+                      root + "/lessons/" + lesson + "/" + file,
+                      fs::copy_options::overwrite_existing);
+    };
+    // 08/1: the store writes one element per output row, `rows` apart: 32 sectors for a warp.
+    // (The smallest cases include a single input row, whose transposed store is contiguous: the
+    // picture must come from a case that shows what the lesson means.)
+    solve("08_transpose", "01_naive_rows.cu");
+    std::string out = explain_step(root, "08_transpose/01");
+    const std::string store = picture_of(out, "global store of output (4 B per lane, 32 lanes)");
+    INFO(out);
+    CHECK_THAT(store, ContainsSubstring("32 sectors where 4 would do (8.0x the traffic)"));
+    CHECK_THAT(store, ContainsSubstring("the worst warp of case "));
+    CHECK_THAT(picture_of(out, "global load of in (4 B per lane, 32 lanes)"),
+               ContainsSubstring("would do (1.2x") || ContainsSubstring("4 sectors = coalesced"));
+    // 05/2 padded (the solution): no shared access of either sweep has a conflict, in any round.
+    solve("05_scan", "02_blelloch.cu");
+    out = explain_step(root, "05_scan/02");
+    CHECK(count(out, "shared load of s (4 B per lane, 32 lanes)") >= 3);
+    CHECK(count(out, "bank conflict (") == 0);
+    CHECK(count(out, "no bank conflict") >= 6);
+    // Unpadded: the rounds of offset 16 put every lane in one bank. Each sweep's loads and
+    // stores show it: a 32-way conflict, not the first round's 2-way.
+    const std::string padded = flow::read(root + "/lessons/05_scan/02_blelloch.cu");
+    const std::string flag = "constexpr bool kPad = true;";
+    REQUIRE(padded.find(flag) != std::string::npos);
+    std::string unpadded = padded;
+    unpadded.replace(unpadded.find(flag), flag.size(), "constexpr bool kPad = false;");
+    flow::write(root + "/lessons/05_scan/02_blelloch.cu", unpadded);
+    out = explain_step(root, "05_scan/02");
+    CHECK(count(out, "32-way bank conflict (32 wavefronts where 1 would do)") >= 6);
+    CHECK(count(out, " 2-way bank conflict") == 0);
+}

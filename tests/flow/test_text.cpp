@@ -160,9 +160,18 @@ TEST_CASE("explain's metrics are shown once per step, for the largest case", "[r
         c.verdict = Verdict::Pass;
         c.detail =
             "step.cu:29: info: shared load: 1.0-way bank conflicts (n=" + std::to_string(n) + ")";
+        c.emulator.push_back({"metric", "info", "step.cu", 29, c.detail, "", 1});
         r.cases.push_back(c);
     }
+    // The largest sizes, checked for their launches only: a detail, no metrics.
+    CaseResult launches;
+    launches.n = 1u << 28;
+    launches.name = "launches only: 2^28";
+    launches.verdict = Verdict::Pass;
+    launches.detail = "each launch of your step at these sizes was checked";
+    r.cases.push_back(launches);
     const std::string text = render_text(r, RenderOptions{});
+    CHECK(text.find("explain  (launches only") == std::string::npos);
     CHECK(text.find("explain  (n=65539)") != std::string::npos);
     CHECK(text.find("(n=65539)\n      step.cu:29") != std::string::npos);
     CHECK(text.find("(n=1)") == std::string::npos);  // once, not per case

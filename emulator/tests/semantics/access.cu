@@ -44,6 +44,36 @@ __global__ void guarded(const float* in, float* out, int n) {
     }
 }
 
+// A sweep whose rounds have more active lanes each time (Blelloch's down-sweep): in round r,
+// lanes below 2^r all read word 32·r, a broadcast. Grouping a lane's k-th execution instead of
+// the round's would put lane 0's first round with lane 1's second: words 0, 32, 64, ... in bank
+// 0, a conflict no round has.
+__global__ void growing_rounds(float* out) {
+    __shared__ float s[32 * 6];
+    for (unsigned i = threadIdx.x; i < 32 * 6; i += 32) s[i] = float(i);
+    __syncthreads();
+    float sum = 0;
+    for (unsigned r = 0; r <= 5; ++r) {
+        if (threadIdx.x < (1u << r)) sum += s[32 * r];  // line: broadcast per round
+        __syncthreads();
+    }
+    out[threadIdx.x] = sum;
+}
+
+// Every lane in every round, the stride doubling: round 0 has no conflict, round 2 a 4-way one.
+// The picture is the worst round's.
+__global__ void doubling_stride(float* out) {
+    __shared__ float s[32 * 4];
+    for (unsigned i = threadIdx.x; i < 32 * 4; i += 32) s[i] = float(i);
+    __syncthreads();
+    float sum = 0;
+    for (unsigned r = 0; r <= 2; ++r) {
+        sum += s[threadIdx.x << r];  // line: doubling stride
+        __syncthreads();
+    }
+    out[threadIdx.x] = sum;
+}
+
 // Two arrays named `in` and `out` (the emulator names an allocation by its variable), a launch
 // of one warp, 0 when it ran.
 template <typename T>
@@ -92,5 +122,15 @@ extern "C" int access_shared_row() {
 extern "C" int access_guarded(int n) {
     Arrays<float> a(32);
     guarded<<<1, 32>>>(a.in, a.out, n);
+    return a.finish();
+}
+extern "C" int access_growing_rounds() {
+    Arrays<float> a(32);
+    growing_rounds<<<1, 32>>>(a.out);
+    return a.finish();
+}
+extern "C" int access_doubling_stride() {
+    Arrays<float> a(32);
+    doubling_stride<<<1, 32>>>(a.out);
     return a.finish();
 }
