@@ -39,7 +39,7 @@ struct FixtureSpec {
     std::string emulated;  // the verdict under the CPU emulator, when it differs or is asserted
     std::string reason;
     std::string emulated_detail;  // must appear in the first failing case's detail, emulated
-    std::string step;  // the step whose file the fixture replaces (relative to lessons/)
+    std::string step;             // the step whose file the fixture replaces (relative to lessons/)
     std::vector<std::string> flags;
     bool needs_gpu = true;
     bool timing = false;
