@@ -172,7 +172,13 @@ bool ordered(const AccessRecord& prev, Access kind, bool shared) {
 
 std::string who_text(const AccessRecord& a) {
     Runtime& r = rt();
-    std::string thread = "thread " + std::to_string(a.tid);
+    // Named as thread_name() names the current thread: (x,y) in a 2-D block, so that the two
+    // threads of a report (and whether they share a warp) can be compared.
+    const dim3 d = r.block_dim;
+    std::string thread = "thread (" + std::to_string(a.tid % d.x);
+    if (d.y > 1 || d.z > 1) thread += "," + std::to_string(a.tid / d.x % d.y);
+    if (d.z > 1) thread += "," + std::to_string(a.tid / (d.x * d.y));
+    thread += ")";
     if (a.block == r.block->serial) return thread + " of this block";
     if (const BlockRecord* other = record_of(a.block))
         return thread + " of block " + block_name(other->idx);
@@ -270,9 +276,9 @@ std::string race_advice(const RaceEvidence& e, bool shared) {
                                          : "Use atomicAdd for a value several threads add to");
         case RaceShape::SameStatement:
             return "one thread reads the element in the statement where another thread writes it: "
-                   "a read of one round against a write of the same round (an in-place update that "
-                   "reads another thread's slot), not a lost update. Use two buffers (ping-pong: "
-                   "read one, write the other, swap them after a " +
+                   "a read of one round against a write of the same or the next round (an "
+                   "in-place update that reads another thread's slot), not a lost update. Use two "
+                   "buffers (ping-pong: read one, write the other, swap them after a " +
                    barrier +
                    ") or a barrier between the read and the write (read into a register, " +
                    barrier + ", then write)" + volatile_note;
