@@ -63,11 +63,11 @@ void check_fixtures(const std::string& root, const LessonInfo& lesson,
         if (e.path().extension() == ".cu") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     static const std::regex key_line(
-        R"(^// (expect|emulated|reason|step|flags|needs|timing): (.*)$)");
+        R"(^// (expect|emulated|emulated-detail|reason|step|flags|needs|timing): (.*)$)");
     for (const auto& file : files) {
         const std::string rel = "checks/" + lesson.id + "/fixtures/" + file.filename().string();
         std::ifstream in(file);
-        std::string line, expect;
+        std::string line, expect, emulated, emulated_detail;
         auto bad = [&](const std::string& why) { found.push_back({"fixtures", rel, why}); };
         // The header is the comment block the file starts with.
         while (std::getline(in, line) && line.rfind("//", 0) == 0) {
@@ -75,6 +75,8 @@ void check_fixtures(const std::string& root, const LessonInfo& lesson,
             if (!std::regex_match(line, m, key_line)) continue;
             const std::string key = m[1], value = m[2];
             Verdict v;
+            if (key == "emulated") emulated = value;
+            if (key == "emulated-detail") emulated_detail = value;
             if (key == "expect") {
                 expect = value;
                 if (!parse_verdict(value, v)) bad("\"expect: " + value + "\" is not a verdict");
@@ -97,6 +99,8 @@ void check_fixtures(const std::string& root, const LessonInfo& lesson,
             }
         }
         if (expect.empty()) bad("no \"// expect: VERDICT\" line");
+        if (!emulated_detail.empty() && emulated.empty())
+            bad("\"emulated-detail:\" without an \"emulated: VERDICT\" line (nothing runs it)");
     }
 }
 

@@ -172,7 +172,13 @@ bool ordered(const AccessRecord& prev, Access kind, bool shared) {
 
 std::string who_text(const AccessRecord& a) {
     Runtime& r = rt();
-    std::string thread = "thread " + std::to_string(a.tid);
+    // Named as thread_name() names the current thread: (x,y) in a 2-D block, so that the two
+    // threads of a report (and whether they share a warp) can be compared.
+    const dim3 d = r.block_dim;
+    std::string thread = "thread (" + std::to_string(a.tid % d.x);
+    if (d.y > 1 || d.z > 1) thread += "," + std::to_string(a.tid / d.x % d.y);
+    if (d.z > 1) thread += "," + std::to_string(a.tid / (d.x * d.y));
+    thread += ")";
     if (a.block == r.block->serial) return thread + " of this block";
     if (const BlockRecord* other = record_of(a.block))
         return thread + " of block " + block_name(other->idx);
@@ -194,65 +200,131 @@ AccessRecord record_now(Access kind, const void* pc) {
     return a;
 }
 
-// What a race's evidence says to do. `other` is the earlier access, `write`/`kind` this one;
-// `other_wrote` whether the earlier one was a write; `rmw` whether this thread (a write) or the
-// other (`other.rmw`) had read the word first in the same epoch (a read-modify-write: x += v).
-std::string race_advice(const AccessRecord& other, bool other_wrote, bool write, Access kind,
-                        bool rmw, bool shared, const void* pc) {
+// What a race's evidence says to do: first what the two accesses are (RaceShape, from what the
+// shadow recorded), then the sentence for that shape. docs/emulator.md ("How race advice is
+// chosen") describes the rules.
+enum class RaceShape {
+    OtherBlock,     // the two threads are in different blocks
+    LostUpdate,     // both read the word at the same instruction and (at least one) wrote it back
+    SameStatement,  // a read and a write at one line, not the same x += v: a thread reads the
+                    // slot another updates in the same round (an in-place scan or tree step)
+    InitThenUse,    // a plain store that did not read the word first (an initialisation)
+                    // against an atomic or read-modify-write at another line (a use)
+    TwoOwners,      // two plain stores, neither of which read the word first
+    Unordered,      // a write and a read at different lines with no barrier between them
+};
+
+// One race's evidence. `other` is the earlier access, `write`/`kind`/`pc` this one;
+// `other_wrote` whether the earlier one was a write; `rmw` whether this thread (a write) had
+// read the word first in the same epoch, at `read_pc`; `other_read_pc` the instruction at which
+// the other thread read the word before its write (when other.rmw).
+struct RaceEvidence {
+    const AccessRecord& other;
+    bool other_wrote, write;
+    Access kind;
+    bool rmw;
+    const void* pc;
+    const void* read_pc;
+    const void* other_read_pc;
+};
+
+RaceShape classify_race(const RaceEvidence& e) {
+    const bool other_block = e.other.block != rt().block->serial;
+    const bool same_line = where_pc(e.other.pc) == where_pc(e.pc);
+    // A use: an atomic, or a store by a thread that had read the word (x += v).
+    const bool my_use = e.write && (e.rmw || e.kind == Access::Atomic);
+    const bool other_use = e.other_wrote && (e.other.rmw || e.other.kind == Access::Atomic);
+    if (e.write && e.other_wrote) {
+        if (my_use && other_use) return RaceShape::LostUpdate;
+        if (my_use == other_use) return RaceShape::TwoOwners;
+        if (other_block) return RaceShape::OtherBlock;
+        return same_line ? RaceShape::Unordered : RaceShape::InitThenUse;
+    }
+    // A write against a read: the writer's own read of the word, and the reader's instruction.
+    const void* writer_read =
+        e.write ? (e.rmw ? e.read_pc : nullptr) : (e.other.rmw ? e.other_read_pc : nullptr);
+    const void* reader = e.write ? e.other.pc : e.pc;
+    if (writer_read && writer_read == reader) return RaceShape::LostUpdate;
+    if (other_block) return RaceShape::OtherBlock;
+    return same_line ? RaceShape::SameStatement : RaceShape::Unordered;
+}
+
+std::string race_advice(const RaceEvidence& e, bool shared) {
     const Runtime& r = rt();
     const Thread& t = *r.current;
     const Block& b = *r.block;
-    const bool same_block = other.block == b.serial;
-    const bool same_warp = same_block && other.tid / 32 == t.warp;
-    const bool both_write = write && other_wrote;
-    // A read-modify-write by both: two stores that both read first, or this thread's store
-    // after its own read, racing with another thread's read at the same line (x += v).
-    const bool accumulate = (both_write && (rmw || other.rmw)) ||
-                            (write && rmw && !other_wrote && where_pc(other.pc) == where_pc(pc));
-    const bool volatile_pair = kind == Access::Volatile || other.kind == Access::Volatile;
-    if (both_write && !accumulate)
-        return std::string(
-                   "two threads store to the same element: each element should have "
-                   "one owner, so check the index arithmetic (the ranges of ") +
-               (same_block ? "two threads" : "two blocks") + " overlap, or a stride is too small)";
-    if (accumulate)
-        return std::string(
-                   "both threads read the element, add to it and write it back: one "
-                   "update overwrites the other. ") +
-               (shared && same_block ? "Give each thread its own slot and combine them after a "
-                                       "__syncthreads(), or use atomicAdd"
-                                     : "Use atomicAdd for a value several threads add to");
-    if (!same_block)
-        return "different blocks run at the same time, in no guaranteed order: a value one "
-               "block writes may be read by another only in a later kernel launch (or after the "
-               "writer's __threadfence() and a volatile or atomic flag that the reader checks "
-               "first)";
-    if (same_warp)
-        return std::string(
-                   "they are in one warp, and lanes are not guaranteed to run in "
-                   "lockstep (since Volta): a __syncwarp() between the read and the "
-                   "write orders them (a __syncthreads() too, where other warps share the "
-                   "data)") +
-               (volatile_pair ? " (volatile alone does not order them)" : "");
-    return "they are in different warps of the block: a __syncthreads() is missing between them";
+    const bool same_block = e.other.block == b.serial;
+    const bool same_warp = same_block && e.other.tid / 32 == t.warp;
+    const bool one_warp_block = b.count <= 32;
+    const bool volatile_pair = e.kind == Access::Volatile || e.other.kind == Access::Volatile;
+    const std::string volatile_note = volatile_pair ? " (volatile alone does not order them)" : "";
+    // The barrier that orders the threads of this block: within a block of one warp, __syncwarp.
+    const std::string barrier = one_warp_block ? "__syncwarp()" : "__syncthreads()";
+    switch (classify_race(e)) {
+        case RaceShape::OtherBlock:
+            return "different blocks run at the same time, in no guaranteed order: a value one "
+                   "block writes may be read by another only in a later kernel launch (or after "
+                   "the "
+                   "writer's __threadfence() and a volatile or atomic flag that the reader checks "
+                   "first)";
+        case RaceShape::LostUpdate:
+            return std::string(
+                       "both threads read the element, add to it and write it back: one "
+                       "update overwrites the other. ") +
+                   (shared && same_block ? "Give each thread its own slot and combine them after "
+                                           "a __syncthreads(), or use atomicAdd"
+                                         : "Use atomicAdd for a value several threads add to");
+        case RaceShape::SameStatement:
+            return "one thread reads the element in the statement where another thread writes it: "
+                   "a read of one round against a write of the same or the next round (an "
+                   "in-place update that reads another thread's slot), not a lost update. Use two "
+                   "buffers (ping-pong: read one, write the other, swap them after a " +
+                   barrier +
+                   ") or a barrier between the read and the write (read into a register, " +
+                   barrier + ", then write)" + volatile_note;
+        case RaceShape::InitThenUse:
+            return "one thread initialises the element with a plain store while another thread "
+                   "updates it (an atomic or x += v) at another line: a __syncthreads() between "
+                   "initialising and using is missing (every thread initialises its share, then "
+                   "the barrier, then the updates)";
+        case RaceShape::TwoOwners:
+            return std::string(
+                       "two threads store to the same element: each element should have "
+                       "one owner, so check the index arithmetic (the ranges of ") +
+                   (same_block ? "two threads" : "two blocks") +
+                   " overlap, or a stride is too small)";
+        case RaceShape::Unordered:
+            break;
+    }
+    if (!same_warp)
+        return "they are in different warps of the block, which __syncwarp() cannot order: a "
+               "__syncthreads() between the write and the read is missing" +
+               volatile_note;
+    if (!one_warp_block)
+        return "a __syncthreads() between the write and the read orders them. These two "
+               "threads are in one warp, where a __syncwarp() would also do, but only if no "
+               "thread of another warp ever touches the data" +
+               volatile_note;
+    return "they are in one warp, and lanes are not guaranteed to run in lockstep (since "
+           "Volta): a __syncwarp() between the read and the write orders them" +
+           volatile_note;
 }
 
-void race_report(const AccessRecord& other, bool other_wrote, bool write, Access kind, bool rmw,
-                 const void* pc, bool shared, const std::string& where) {
+void race_report(const RaceEvidence& e, bool shared, const std::string& where) {
+    const AccessRecord& other = e.other;
     const Runtime& r = rt();
     const Thread& t = *r.current;
     Diagnostic d;
     d.kind = "race";
     d.severity = "error";
-    set_location(d, pc);
+    set_location(d, e.pc);
     const bool other_block = other.block != r.block->serial;
     d.message = std::string("data race on ") + (shared ? "shared" : "global") + " memory " + where +
-                ": " + access_word(write, kind) + " it by " + thread_name(t) +
+                ": " + access_word(e.write, e.kind) + " it by " + thread_name(t) +
                 (other_block ? " of block " + block_name(r.block->idx) : "") + " while " +
-                who_text(other) + " " + (other_wrote ? "wrote" : "read") + " it at " +
+                who_text(other) + " " + (e.other_wrote ? "wrote" : "read") + " it at " +
                 where_pc(other.pc);
-    d.detail = "nothing orders the two accesses: " +
-               race_advice(other, other_wrote, write, kind, rmw, shared, pc) + "\n";
+    d.detail = "nothing orders the two accesses: " + race_advice(e, shared) + "\n";
     report(d);
 }
 
@@ -324,13 +396,24 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
         d.detail = "by " + thread_name(t) + " in block " + block_name(b.idx) + "\n";
         report(d);
     }
+    // Did this thread read the word first (x += v)? Its own record, or (when more readers
+    // evicted it) its last read; and at which instruction.
+    bool read_it = write && t.last_read == a;
+    const void* read_pc = read_it ? t.last_read_pc : nullptr;
+    if (write)
+        for (const AccessRecord& rd : s.reads)
+            if (rd.block && rd.block == me.block && rd.tid == me.tid && rd.epoch == me.epoch) {
+                read_it = true;
+                read_pc = rd.pc;
+            }
     // This access against the last write.
     const AccessRecord& w = s.write;
     if (!ordered(w, kind, shared)) {
         if (!write && w.kind == Access::Atomic && kind == Access::Plain)
             defer_atomic_race(a, w, pc, shared, where_text());
         else if (write || w.kind != Access::Atomic || kind != Access::Atomic)
-            race_report(w, true, write, kind, false, pc, shared, where_text());
+            race_report({w, true, write, kind, read_it, pc, read_pc, s.write_read_pc}, shared,
+                        where_text());
     } else if (!write && kind == Access::Plain && w.kind == Access::Atomic &&
                s.earlier_atomic.block && !ordered(s.earlier_atomic, kind, shared)) {
         // Ordered after the last atomic (this thread's own), not after another thread's.
@@ -338,17 +421,12 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
     }
     if (write) {
         // A write against every read since the last write, and it becomes the last write.
-        // Did this thread read the word first (x += v)? Its own record, or (when more readers
-        // evicted it) its last read.
-        bool read_it = t.last_read == a;
-        for (const AccessRecord& rd : s.reads)
-            if (rd.block && rd.block == me.block && rd.tid == me.tid && rd.epoch == me.epoch)
-                read_it = true;
         bool reported = false;
         for (AccessRecord& rd : s.reads) {
             if (!rd.block) continue;
             if (!reported && kind != Access::Atomic && !ordered(rd, kind, shared)) {
-                race_report(rd, false, true, kind, read_it, pc, shared, where_text());
+                race_report({rd, false, true, kind, read_it, pc, read_pc, nullptr}, shared,
+                            where_text());
                 reported = true;
             }
         }
@@ -360,10 +438,12 @@ void check_race(Shadow& s, std::uintptr_t a, bool write, Access kind, const void
             s.earlier_atomic.block = 0;
         s.write = me;
         s.write.rmw = read_it;
+        s.write_read_pc = read_pc;
         for (AccessRecord& rd : s.reads) rd.block = 0;
         s.next_evict = 0;
     } else {
         t.last_read = a;
+        t.last_read_pc = pc;
         // A read joins the reads: it replaces this thread's earlier read, and the reads ordered
         // before it (they are ordered before anything ordered after it too).
         AccessRecord* slot = nullptr;

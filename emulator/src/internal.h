@@ -57,6 +57,9 @@ struct AccessRecord {
 constexpr int kShadowReaders = 4;
 struct Shadow {
     AccessRecord write;
+    // When the last write was a read-modify-write (write.rmw), the instruction at which its
+    // thread read the word: another thread's read at the same instruction is the same x += v.
+    const void* write_read_pc = nullptr;
     // When the last write is an atomic, the atomic write before it by another thread: a plain
     // read conflicts with both (a thread's own atomicAdd does not make a plain read of the
     // counter safe while other blocks add to it too).
@@ -148,6 +151,7 @@ struct Thread {
     // read (a store to it next is a read-modify-write: x += v).
     const void* last_pc = nullptr;
     std::uintptr_t last_read = 0;
+    const void* last_read_pc = nullptr;  // the instruction of that read
     // A plain read of a word another thread changed with an atomic, not yet reported: the
     // compare-and-swap loop reads the word plainly, then validates the value with atomicCAS on
     // the same word. The report is dropped when this thread's next access to the word is an

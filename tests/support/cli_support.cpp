@@ -109,6 +109,7 @@ FixtureSpec read_fixture(const std::string& path) {
     while (std::getline(in, line) && line.rfind("//", 0) == 0) {
         value("expect", spec.expect);
         value("emulated", spec.emulated);
+        value("emulated-detail", spec.emulated_detail);
         value("reason", spec.reason);
         value("step", spec.step);
         value("flags", flags);

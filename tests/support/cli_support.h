@@ -31,13 +31,15 @@ std::string gpu_absent_reason();
 //   // expect: VERDICT      // reason: substring      // step: lesson/step.cu
 //   // flags: --sanitize    // needs: cpu|gpu          // timing: yes
 //   // emulated: VERDICT  (the verdict under the CPU emulator, where it is asserted)
+//   // emulated-detail: substring  (in the detail of the first failing case under emulation)
 struct FixtureSpec {
     std::string path;
     std::string name;  // file name without .cu
     std::string expect;
     std::string emulated;  // the verdict under the CPU emulator, when it differs or is asserted
     std::string reason;
-    std::string step;  // the step whose file the fixture replaces (relative to lessons/)
+    std::string emulated_detail;  // must appear in the first failing case's detail, emulated
+    std::string step;             // the step whose file the fixture replaces (relative to lessons/)
     std::vector<std::string> flags;
     bool needs_gpu = true;
     bool timing = false;

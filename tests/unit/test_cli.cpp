@@ -205,6 +205,17 @@ void check_emulated_fixtures(std::size_t shard, std::size_t shards) {
         const bool sanitizer_reason = f.reason.find("sanitizer") != std::string::npos;
         if (!f.reason.empty() && f.emulated == f.expect && !sanitizer_reason)
             CHECK_THAT(j["results"][0]["reason"].get<std::string>(), ContainsSubstring(f.reason));
+        if (!f.emulated_detail.empty()) {
+            // The emulator's finding and its advice, in the first failing case (what a student
+            // reads first).
+            std::string detail;
+            for (const auto& c : j["results"][0]["cases"])
+                if (c["verdict"] != "PASS" && c["verdict"] != "SKIPPED") {
+                    detail = c.value("detail", "");
+                    break;
+                }
+            CHECK_THAT(detail, ContainsSubstring(f.emulated_detail));
+        }
         remove_course(root);
     }
 }

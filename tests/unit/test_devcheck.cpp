@@ -143,6 +143,10 @@ TEST_CASE("dev check: every fixture has a valid header", "[devcheck]") {
     CHECK_THAT(course.only("fixtures").message, Catch::Matchers::ContainsSubstring("09_z"));
     course.write("checks/01_demo/fixtures/bad.cu", "// expect: WRONG\n// emulated: FINE\n");
     CHECK(course.only("fixtures").rule == "fixtures");
+    course.write("checks/01_demo/fixtures/bad.cu",
+                 "// expect: WRONG\n// emulated-detail: __syncthreads()\n");
+    CHECK_THAT(course.only("fixtures").message,
+               Catch::Matchers::ContainsSubstring("emulated-detail"));
 }
 
 TEST_CASE("dev check: lesson READMEs link only to files inside the course", "[devcheck]") {

@@ -470,6 +470,85 @@ extern "C" void corpus_accumulate_race() {
     cudaFree(total);
 }
 
+// 29. Hillis-Steele in place: thread t reads slot t - d while thread t - d updates it in the
+// same round. Not a lost update (the two threads write different slots): the advice is two
+// buffers or a barrier between the read and the write, not an atomic.
+__global__ void inplace_scan(float* data) {
+    __shared__ float s[64];
+    const unsigned t = threadIdx.x;
+    s[t] = data[t];
+    __syncthreads();
+    for (unsigned d = 1; d < 64; d *= 2) {
+        if (t >= d) s[t] += s[t - d];  // expect: race Use two buffers (ping-pong
+        __syncthreads();
+    }
+    data[t] = s[t];
+}
+extern "C" void corpus_inplace_scan_race() {
+    float* data;
+    cudaMalloc(&data, 64 * 4);
+    cudaMemset(data, 0, 64 * 4);
+    inplace_scan<<<1, 64>>>(data);
+    cudaDeviceSynchronize();
+    cudaFree(data);
+}
+
+// 30. Shared bins zeroed and counted into with no barrier between: a warp counts into bins a
+// later warp zeroes. The advice is a barrier between initialising and using, not the index
+// arithmetic (the zeroing stores do not overlap).
+__global__ void zero_then_count(const unsigned* keys, unsigned* bins) {
+    __shared__ unsigned counts[128];
+    counts[threadIdx.x] = 0;  // expect: race between initialising and using
+    atomicAdd(&counts[keys[threadIdx.x] % 128], 1u);
+    __syncthreads();
+    bins[threadIdx.x] = counts[threadIdx.x];
+}
+extern "C" void corpus_init_then_use_race() {
+    unsigned *keys, *bins;
+    cudaMalloc(&keys, 128 * 4);
+    cudaMalloc(&bins, 128 * 4);
+    cudaMemset(keys, 0x7f, 128 * 4);  // every key 0x7f7f7f7f: bin 127, zeroed by the last warp
+    zero_then_count<<<1, 128>>>(keys, bins);
+    cudaDeviceSynchronize();
+    cudaFree(keys);
+    cudaFree(bins);
+}
+
+// 31. A read of a slot another warp wrote, with no barrier: __syncwarp cannot order them.
+__global__ void other_warp_slot(const float* in, float* out) {
+    __shared__ float s[64];
+    s[threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = s[(threadIdx.x + 32) % 64];  // expect: race which __syncwarp() cannot order
+}
+extern "C" void corpus_other_warp_race() {
+    float *in, *out;
+    cudaMalloc(&in, 64 * 4);
+    cudaMalloc(&out, 64 * 4);
+    cudaMemset(in, 0, 64 * 4);
+    other_warp_slot<<<1, 64>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
+// 32. The same missing barrier where the pair seen is in one warp, in a block of two warps:
+// the advice still leads with __syncthreads() (the data may cross warps).
+__global__ void neighbour_slot(const float* in, float* out) {
+    __shared__ float s[64];
+    s[threadIdx.x] = in[threadIdx.x];
+    out[threadIdx.x] = s[threadIdx.x ^ 1];  // expect: race a __syncthreads() between the write and the read orders them
+}
+extern "C" void corpus_same_warp_race_in_two_warps() {
+    float *in, *out;
+    cudaMalloc(&in, 64 * 4);
+    cudaMalloc(&out, 64 * 4);
+    cudaMemset(in, 0, 64 * 4);
+    neighbour_slot<<<1, 64>>>(in, out);
+    cudaDeviceSynchronize();
+    cudaFree(in);
+    cudaFree(out);
+}
+
 // A grid-stride loop whose step is 1: right, but quadratic. With a time limit it is stopped as
 // "slow" (still making progress), never as a deadlock (its stores leave memory unchanged and
 // every word it reads was read before by another thread: a per-block poll detector took that
