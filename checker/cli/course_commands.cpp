@@ -3,6 +3,7 @@
 
 #include <iostream>
 
+#include "../core/history.h"
 #include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
@@ -20,6 +21,14 @@ int cmd_list(const Options& o) {
     bool color = use_color(o);
     nlohmann::json j = nlohmann::json::array();
     std::size_t done = 0, total = 0, waiting = 0;  // waiting: for a GPU this machine lacks
+    // The performance goals of each step's last emulated check (a GPU check has timings
+    // instead): met or not, beside the status, never changing it.
+    const auto results = load_results(paths.state_dir);
+    auto goals_of = [&](const std::string& name) {
+        const auto it = results.find(name);
+        if (it == results.end() || !it->second.contains("goals")) return nlohmann::json::array();
+        return it->second["goals"];
+    };
     for (std::size_t l = 0; l < m.lessons.size(); ++l) {
         const auto& lesson = m.lessons[l];
         if (!o.json)
@@ -35,9 +44,16 @@ int cmd_list(const Options& o) {
             done += passed;
             waiting += no_gpu;
             ++total;
+            const nlohmann::json goals = goals_of(name);
+            std::size_t met = 0, measured = 0;
+            for (const auto& g : goals) {
+                measured += g.value("measured", false);
+                met += g.value("met", false);
+            }
             j.push_back({{"step", name},
                          {"title", step.title},
                          {"needs_gpu", step.needs_gpu},
+                         {"goals", goals},
                          {"status", passed    ? "done"
                                     : is_next ? "next"
                                     : no_gpu  ? "needs_gpu"
@@ -48,8 +64,15 @@ int cmd_list(const Options& o) {
             std::cout << "  " << (color ? colour : "") << "[" << mark << "]"
                       << (color ? "\033[0m" : "") << " " << step.id << "  " << step.title
                       << (step.needs_gpu ? "  (needs an NVIDIA GPU: the emulator cannot run it)"
-                                         : "")
-                      << "\n";
+                                         : "");
+            if (measured)
+                std::cout << "  (" << (met == goals.size() ? "goal met" : "goal not met") << ": "
+                          << goals[0].value("says", "")
+                          << (goals.size() > 1
+                                  ? " and " + std::to_string(goals.size() - 1) + " more"
+                                  : "")
+                          << ")";
+            std::cout << "\n";
         }
     }
     if (o.json) {

@@ -21,6 +21,7 @@
 #include "compile.h"
 #include "conclude.h"
 #include "emulate.h"
+#include "goals.h"
 #include "hash.h"
 #include "history.h"
 #include "policy.h"
@@ -692,18 +693,22 @@ ChildOptions Checker::runner_options() const {
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
     if (emulating_)
-        o.env =
-            emulated_environment(options_.seed, options_.explain, options_.case_idle_seconds / 2);
+        o.env = emulated_environment(options_.seed,
+                                     options_.explain ? "explain"
+                                     : goal_pictures_ ? "pictures"
+                                                      : "check",
+                                     options_.case_idle_seconds / 2);
     return o;
 }
 
-std::map<std::string, std::string> Checker::emulated_environment(std::uint64_t seed, bool explain,
+std::map<std::string, std::string> Checker::emulated_environment(std::uint64_t seed,
+                                                                 const std::string& mode,
                                                                  double time_limit) const {
     // Blocks in a shuffled order, several resident at a time: a step that relies on the order
     // blocks happen to start in, or on blocks running one at a time, shows it. A case still
     // running after the time limit is reported by the emulator (too slow to emulate, or a
     // thread that never ends, with its line) before the checker's no-progress limit.
-    return {{"CUDALINGS_EMU_MODE", explain ? "explain" : "check"},
+    return {{"CUDALINGS_EMU_MODE", mode},
             {"CUDALINGS_EMU_BLOCK_ORDER", "shuffle"},
             {"CUDALINGS_EMU_RESIDENT", "4"},
             {"CUDALINGS_EMU_SEED", format_seed(seed)},
@@ -1314,7 +1319,7 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     o.memory_limit = options_.host_memory_limit;
     // Small cases: a kernel still running after a few seconds is reported as too slow to
     // emulate, and the GPU's own verdict decides.
-    o.env = emulated_environment(seed, false, std::min(5.0, options_.case_idle_seconds / 2));
+    o.env = emulated_environment(seed, "check", std::min(5.0, options_.case_idle_seconds / 2));
     std::vector<json> events;
     const ChildResult child =
         run_runner(argv, o, events, nullptr, options_.sandbox.get(), runner_view(argv, false));
@@ -1531,8 +1536,9 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, const
         }
     }
     emulating_ = true;
+    goal_pictures_ = !step.goals.empty();
     run(lesson, step, b.path, report);
-    emulating_ = false;
+    emulating_ = goal_pictures_ = false;
     report.notes.push_back(
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
         " with every check, then one case of up to " + format_size(kEmulatedLargeN) +
@@ -1543,6 +1549,16 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, const
         "sequentially consistent: a missing __threadfence shows only as a race); a GPU checks "
         "those");
     conclude(report);
+    // The step's performance goals, from the access pictures of the cases that passed. Without
+    // --explain the pictures were recorded for this alone: they leave the report.
+    if (!step.goals.empty()) {
+        report.goals = evaluate_goals(step.goals, step_access_pictures(report.cases));
+        if (!options_.explain)
+            for (auto& c : report.cases)
+                c.emulator.erase(std::remove_if(c.emulator.begin(), c.emulator.end(),
+                                                [](const auto& f) { return f.kind == "access"; }),
+                                 c.emulator.end());
+    }
     // Something the emulator cannot run: no verdict from it.
     for (const auto& c : report.cases)
         for (const auto& f : c.emulator)

@@ -160,8 +160,11 @@ class Checker {
                                          const StepReport& report, int first_case,
                                          bool first_child) const;
     ChildOptions runner_options() const;
-    // The emulated runner's schedule and mode (docs/emulator.md, "Schedules").
-    std::map<std::string, std::string> emulated_environment(std::uint64_t seed, bool explain,
+    // The emulated runner's schedule and mode (docs/emulator.md, "Schedules"): "explain" with
+    // --explain, "pictures" for a step with performance goals (the access pictures recorded,
+    // no metrics text), else "check".
+    std::map<std::string, std::string> emulated_environment(std::uint64_t seed,
+                                                            const std::string& mode,
                                                             double time_limit) const;
     int read_events(const std::vector<nlohmann::json>& events, bool first_child, StepReport& report,
                     std::map<int, CaseResult>& cases, int& total, int& next_case,
@@ -203,6 +206,7 @@ class Checker {
     void run_emulated(const LessonInfo& lesson, const StepInfo& step, const EmulatedObject& built,
                       StepReport& report);
     bool emulating_ = false;
+    bool goal_pictures_ = false;  // emulating a step with performance goals
     void sanitize(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
                   StepReport& report);
     std::string nvcc() const;

@@ -28,6 +28,7 @@ h1 { font-size: 1.6em; margin-bottom: .2em; } h2 { margin-top: 2em; font-size: 1
 .meta { color: #5b6475; } table { border-collapse: collapse; }
 td { padding: .15em .8em .15em 0; vertical-align: top; }
 .done { color: #1a7f37; } .failed { color: #b42318; } .pending { color: #5b6475; }
+.goal { display: block; } .goal.met { color: #1a7f37; } .goal.missed { color: #9a6700; }
 svg text { font: 12px system-ui, sans-serif; fill: #1d2330; }
 svg .bar { fill: #2f6fde; } svg .ref { fill: #8aa6d6; } svg .base { fill: #d9822b; }
 svg .track { fill: #e3e7ee; }
@@ -43,6 +44,18 @@ svg.access .ways { fill: #b42318; font-weight: 600; }
 .legend span { display: inline-block; width: .9em; height: .9em; margin: 0 .3em 0 1em;
                vertical-align: -.1em; }
 )";
+
+// A step's performance goals (its last emulated check): met or not, each with its evidence.
+std::string goals_cell(const std::vector<GoalResult>& goals) {
+    std::string out;
+    for (const auto& g : goals) {
+        if (!g.measured) continue;
+        out += std::string("<span class=\"goal ") + (g.met ? "met" : "missed") + "\" title=\"" +
+               markup_escape(g.evidence) + "\">" + (g.met ? "goal met: " : "goal not met: ") +
+               markup_escape(g.says) + "</span> ";
+    }
+    return out;
+}
 
 // The progress of the whole course and of each lesson, as bars.
 std::string progress_svg(const std::vector<LessonStatus>& lessons) {
@@ -101,10 +114,12 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
         for (const auto& step : lesson.steps) {
             const std::string name = lesson.id + "/" + step.id;
             const auto found = results.find(name);
-            StepStatus st{step.id, step.title, progress.passed(name) ? "done" : "pending", ""};
+            StepStatus st{step.id, step.title, progress.passed(name) ? "done" : "pending", "", {}};
             if (found != results.end()) {
                 const auto& r = found->second;
                 st.verdict = r.value("verdict", "");
+                for (const auto& g : r.value("goals", nlohmann::json::array()))
+                    st.goals.push_back(goal_result_from_json(g));
                 if (st.status != "done" && !st.verdict.empty() && st.verdict != "PASS" &&
                     st.verdict != "SKIPPED")
                     st.status = "failed";
@@ -232,7 +247,7 @@ std::string render_html_report(const ReportModel& model) {
         for (const auto& st : l.steps)
             s << "<tr><td class=\"" << st.status << "\">" << st.status << "</td><td>"
               << markup_escape(st.id) << "</td><td>" << markup_escape(st.title) << "</td><td>"
-              << markup_escape(st.verdict) << "</td></tr>\n";
+              << markup_escape(st.verdict) << "</td><td>" << goals_cell(st.goals) << "</td></tr>\n";
         s << "</table>\n";
         for (const auto& chart : model.charts) {
             if (chart.lesson != l.id) continue;

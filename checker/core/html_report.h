@@ -16,6 +16,7 @@
 
 #include "access_picture.h"
 #include "course.h"
+#include "goals.h"
 #include "manifest.h"
 
 namespace cudalings {
@@ -39,8 +40,9 @@ struct LessonChart {
 
 struct StepStatus {
     std::string id, title;
-    std::string status;   // "done", "failed", "pending"
-    std::string verdict;  // the last check's, or ""
+    std::string status;             // "done", "failed", "pending"
+    std::string verdict;            // the last check's, or ""
+    std::vector<GoalResult> goals;  // its performance goals, from its last emulated check
 };
 
 struct LessonStatus {

@@ -20,6 +20,27 @@ nlohmann::json parse_json(std::string_view text, const std::string& what) {
     }
 }
 
+PerformanceGoal parse_goal(const nlohmann::json& j, const std::string& where) {
+    if (!j.is_object()) throw std::runtime_error(where + ": a goal is an object");
+    PerformanceGoal g;
+    g.metric = j.value("metric", "");
+    g.array = j.value("array", "");
+    g.op = j.value("op", "");
+    g.says = j.value("says", "");
+    g.bytes = j.value("bytes", 16u);
+    if (g.metric != "bank-conflicts" && g.metric != "coalesced" && g.metric != "vector-width")
+        throw std::runtime_error(where +
+                                 ": a goal's \"metric\" is bank-conflicts, coalesced or "
+                                 "vector-width");
+    if (g.array.empty() || g.says.empty())
+        throw std::runtime_error(where + ": a goal needs an \"array\" and what it \"says\"");
+    if (!g.op.empty() && g.op != "load" && g.op != "store")
+        throw std::runtime_error(where + ": a goal's \"op\" is load or store");
+    if (g.metric == "vector-width" && g.bytes != 8 && g.bytes != 16)
+        throw std::runtime_error(where + ": a vector-width goal asks for 8 or 16 bytes");
+    return g;
+}
+
 LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>& forbid,
                         const std::string& where) {
     LessonInfo lesson;
@@ -38,6 +59,12 @@ LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>
             throw std::runtime_error(where + ": step " + step.id +
                                      ": \"needs_gpu\" must be true or false");
         step.needs_gpu = js.value("needs_gpu", false);
+        if (js.contains("goals")) {
+            if (!js.at("goals").is_array())
+                throw std::runtime_error(where + ": step " + step.id + ": \"goals\" is a list");
+            for (const auto& g : js.at("goals"))
+                step.goals.push_back(parse_goal(g, where + ": step " + step.id));
+        }
         step.problem = js.value("problem", lesson.problem);
         if (js.contains("timed_size")) {
             step.timed_size = parse_size(js.at("timed_size").get<std::string>());

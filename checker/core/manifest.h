@@ -12,6 +12,16 @@
 
 namespace cudalings {
 
+// A performance goal of a step, checked under emulation on the emulator's access pictures
+// (goals.h says how): "goals": [{"metric": "bank-conflicts", "array": "tile", "says": "..."}].
+struct PerformanceGoal {
+    std::string metric;   // "bank-conflicts", "coalesced", "vector-width"
+    std::string array;    // the array it is about (the allocation's or __shared__ variable's name)
+    std::string op;       // "load", "store", or "" for both
+    unsigned bytes = 16;  // vector-width: the bytes per lane it asks for
+    std::string says;     // "no bank conflicts in the tile"
+};
+
 struct StepInfo {
     std::string id;     // "02_grid_stride_loop" (the file name without .cu)
     std::string title;  // "Grid-stride loop"
@@ -25,6 +35,8 @@ struct StepInfo {
     // GPU it is SKIPPED, and `list`, `hint`, `watch` and `check` pass over it instead of
     // waiting for it.
     bool needs_gpu = false;
+    // What the step is for, in performance, seen without a GPU (never part of its verdict).
+    std::vector<PerformanceGoal> goals;
     // Grading (`cudalings grade`): what the step is worth when it passes, and when a student
     // sees its result on Gradescope: "visible", "hidden", "after_due_date", "after_published".
     double points = 1;

@@ -167,6 +167,20 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
             s << "  access   one warp per access line: the sector or bank each lane touched\n";
         for (const auto& p : pictures) s << access_text(p, "      ");
     }
+    // Performance goals, seen on the emulator: beside the verdict, never part of it. One that
+    // could not be measured is said only of a step that passed (a failing one has no pictures).
+    for (const auto& g : r.goals) {
+        if (!g.measured && r.verdict != Verdict::Pass) continue;
+        s << "  goal     "
+          << (g.measured ? paint(o, g.met ? colour_of(Verdict::Pass) : "\033[33m",
+                                 g.met ? "met" : "not met")
+                         : std::string("not measured"))
+          << ": " << g.says
+          << (g.evidence.empty() ? ""
+                                 : (g.met || !g.measured ? " (" : " — ") + g.evidence +
+                                       (g.met || !g.measured ? ")" : ""))
+          << "\n";
+    }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
     for (std::size_t i = 0; i < r.findings.size() && (i < 5 || o.verbose); ++i) {
         const auto& f = r.findings[i];
@@ -455,6 +469,10 @@ nlohmann::json to_json(const StepReport& r) {
     j["timing"] = r.timings.empty() ? json() : j["timings"][0];
     j["notes"] = r.notes;
     j["advice"] = r.advice;
+    if (!r.goals.empty()) {
+        j["goals"] = json::array();
+        for (const auto& g : r.goals) j["goals"].push_back(to_json(g));
+    }
     // --explain: the access pictures the text shows (docs/emulator.md).
     json pictures = json::array();
     for (const auto& p : step_access_pictures(r.cases)) pictures.push_back(to_json(p));
@@ -475,6 +493,8 @@ StepReport step_report_from_json(const nlohmann::json& j) {
     r.cases = j.value("cases", std::vector<CaseResult>{});
     r.timings = j.value("timings", std::vector<TimingResult>{});
     r.notes = j.value("notes", std::vector<std::string>{});
+    for (const auto& g : j.value("goals", nlohmann::json::array()))
+        r.goals.push_back(goal_result_from_json(g));
     r.advice = j.value("advice", "");
     r.pattern = j.value("pattern", "");
     r.hint = j.value("hint", "");

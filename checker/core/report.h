@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "compile.h"
+#include "goals.h"
 #include "protocol.h"
 #include "sanitize.h"
 #include "verdict.h"
@@ -39,6 +40,7 @@ struct StepReport {
     std::string load_error;                  // the built file could not be used by the runner
     std::string internal_error;              // the runner failed (the checker's fault)
     std::vector<std::string> notes;          // what could not be checked, and why
+    std::vector<GoalResult> goals;           // performance goals, under emulation (goals.h)
     std::vector<SanitizerFinding> findings;  // from --sanitize
     std::string sanitizer_note;              // e.g. "compute-sanitizer not found"
     std::string hint;

@@ -149,6 +149,16 @@ inline bool too_slow_to_emulate(const cudalings::CaseResult& r) {
     return r.verdict == cudalings::Verdict::Timeout && r.reason == kTooSlowToEmulate;
 }
 
+// CUDALINGS_EMU_MODE=pictures (a step's performance goals without --explain): the emulator
+// records explain mode's access pictures for the checker, and its metrics stay out of the text.
+inline bool metrics_as_text() {
+    static const bool on = [] {
+        const char* mode = std::getenv("CUDALINGS_EMU_MODE");
+        return !(mode && std::string(mode) == "pictures");
+    }();
+    return on;
+}
+
 inline void attach_emulator_findings(cudalings::CaseResult& r,
                                      const std::vector<cudalings_emu::Diagnostic>& found) {
     using cudalings::Verdict;
@@ -164,7 +174,7 @@ inline void attach_emulator_findings(cudalings::CaseResult& r,
     // the teaching metrics with --explain.
     for (const auto& d : found)
         if (d.severity == "error" || d.severity == "warning" || d.kind == "launch" ||
-            (explain && d.kind == "metric"))
+            (explain && d.kind == "metric" && metrics_as_text()))
             shown.push_back(d);
     if (shown.empty()) return;
     for (const auto& d : shown)

@@ -43,8 +43,10 @@ Options environment_options() {
     Options o;
     if (const char* m = std::getenv("CUDALINGS_EMU_MODE")) {
         std::string mode = m;
-        o.check = mode == "check" || mode == "explain";
-        o.explain = mode == "explain";
+        // "pictures": explain mode's recording for the checker (a step's performance goals),
+        // which the runner does not turn into text.
+        o.check = mode == "check" || mode == "explain" || mode == "pictures";
+        o.explain = mode == "explain" || mode == "pictures";
     }
     if (const char* l = std::getenv("CUDALINGS_EMU_LOCKSTEP")) o.lockstep = std::atoi(l) != 0;
     if (const char* b = std::getenv("CUDALINGS_EMU_BLOCK_ORDER"))

@@ -1,6 +1,7 @@
 # Every solution of the course must pass under emulation: PASS, or SKIPPED only where the step
 # cannot be emulated at all (it includes CUB, Thrust or libcu++, or uses inline PTX: the
-# checker says "it cannot be emulated"). Anything else fails the test, with the steps named.
+# checker says "it cannot be emulated"). Anything else fails the test, with the steps named; so
+# does a solution that misses its step's performance goals.
 # PART of PARTS: the lessons are dealt round-robin into PARTS tests (CTest entries of their own,
 # each well inside CTest's time limit on CI's two cores).
 include("${CMAKE_CURRENT_LIST_DIR}/course_parts.cmake")
@@ -23,6 +24,20 @@ foreach(lesson IN LISTS lessons)
       math(EXPR skipped "${skipped} + 1")
     elseif(NOT verdict STREQUAL "PASS")
       string(APPEND bad "  ${step}: ${verdict} ${reason}\n")
+    endif()
+    # A solution meets its step's performance goals (lesson.json "goals"): a goal that names an
+    # array the emulator does not see by that name, or that the reference misses, is a mistake.
+    string(JSON goals ERROR_VARIABLE no_goals LENGTH "${out}" results ${i} goals)
+    if(NOT no_goals AND goals GREATER 0)
+      math(EXPR last_goal "${goals} - 1")
+      foreach(g RANGE ${last_goal})
+        string(JSON met GET "${out}" results ${i} goals ${g} met)
+        if(NOT met)
+          string(JSON says GET "${out}" results ${i} goals ${g} says)
+          string(JSON evidence GET "${out}" results ${i} goals ${g} evidence)
+          string(APPEND bad "  ${step}: goal not met: ${says} (${evidence})\n")
+        endif()
+      endforeach()
     endif()
   endforeach()
 endforeach()

@@ -268,3 +268,41 @@ TEST_CASE("explain draws what the lessons mean: 08/1's strided store, 05/2 padde
     CHECK(count(out, "32-way bank conflict (32 wavefronts where 1 would do)") >= 6);
     CHECK(count(out, " 2-way bank conflict") == 0);
 }
+
+TEST_CASE("a performance goal is reported under emulation, beside the verdict, and in list",
+          "[report][cli][emulate]") {
+    // 08/4 is about the padded tile. Step 3's unpadded tile is as correct: it passes, and the
+    // emulated check says its goal is not met, with the line of the conflicted read.
+    const std::string root = flow::course_copy();
+    const std::string state = flow::temp_dir("state");
+    const std::string file = root + "/lessons/08_transpose/04_padded_tile.cu";
+    std::string unpadded = flow::read(root + "/solutions/08_transpose/03_shared_tile.cu");
+    flow::write(file, unpadded);
+    auto r = flow::cudalings({"check", "08_transpose/04", "--emulate"},
+                             {{"CUDALINGS_STATE_DIR", state}}, root);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring("\nPASS"));
+    CHECK_THAT(r.out,
+               ContainsSubstring("  goal     not met: no bank conflicts in the tile — line "));
+    CHECK_THAT(r.out, ContainsSubstring("32-way bank conflict (the worst warp of case "));
+    // Pictures are not printed without --explain.
+    CHECK(r.out.find("one warp per access line") == std::string::npos);
+    auto list = flow::cudalings({"list"}, {{"CUDALINGS_STATE_DIR", state}}, root);
+    CHECK_THAT(list.out, ContainsSubstring("[done] 04_padded_tile"));
+    CHECK_THAT(list.out, ContainsSubstring("(goal not met: no bank conflicts in the tile)"));
+    // The kept report, shown again unchanged, says it too.
+    r = flow::cudalings({"check", "08_transpose/04", "--emulate"}, {{"CUDALINGS_STATE_DIR", state}},
+                        root);
+    CHECK_THAT(r.out, ContainsSubstring("unchanged since"));
+    CHECK_THAT(r.out, ContainsSubstring("  goal     not met: no bank conflicts in the tile"));
+    // Padded: met.
+    fs::copy_file(root + "/solutions/08_transpose/04_padded_tile.cu", file,
+                  fs::copy_options::overwrite_existing);
+    r = flow::cudalings({"check", "08_transpose/04", "--emulate"}, {{"CUDALINGS_STATE_DIR", state}},
+                        root);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, ContainsSubstring("  goal     met: no bank conflicts in the tile"));
+    list = flow::cudalings({"list"}, {{"CUDALINGS_STATE_DIR", state}}, root);
+    CHECK_THAT(list.out, ContainsSubstring("(goal met: no bank conflicts in the tile)"));
+}

@@ -53,6 +53,34 @@ TEST_CASE("malformed manifests are refused with a reason", "[manifest]") {
     CHECK_THROWS(parse_manifest(R"({"lessons":[{"id":"x","steps":[{"id":"a"}]}]})"));
 }
 
+TEST_CASE("a step's performance goals are read, and malformed ones refused", "[manifest]") {
+    auto course = [](const std::string& goals) {
+        return R"({"lessons":[{"id":"08_transpose","problem":"transpose","steps":[{"id":"04_tile",)"
+               R"("goals":)" +
+               goals + "}]}]}";
+    };
+    Manifest m = parse_manifest(course(
+        R"([{"metric":"bank-conflicts","array":"tile","says":"no bank conflicts"},)"
+        R"({"metric":"vector-width","array":"in","op":"load","bytes":8,"says":"float2 reads"}])"));
+    const auto& goals = m.lessons[0].steps[0].goals;
+    REQUIRE(goals.size() == 2);
+    CHECK(goals[0].metric == "bank-conflicts");
+    CHECK(goals[0].array == "tile");
+    CHECK(goals[0].op.empty());
+    CHECK(goals[1].op == "load");
+    CHECK(goals[1].bytes == 8);
+    using Catch::Matchers::ContainsSubstring;
+    CHECK_THROWS_WITH(parse_manifest(course(R"([{"metric":"speed","array":"a","says":"x"}])")),
+                      ContainsSubstring("bank-conflicts, coalesced or vector-width"));
+    CHECK_THROWS_WITH(parse_manifest(course(R"([{"metric":"coalesced","says":"x"}])")),
+                      ContainsSubstring("\"array\""));
+    CHECK_THROWS_WITH(
+        parse_manifest(course(R"([{"metric":"coalesced","array":"a","op":"rw","says":"x"}])")),
+        ContainsSubstring("load or store"));
+    CHECK_THROWS_WITH(parse_manifest(course(R"({"metric":"coalesced"})")),
+                      ContainsSubstring("is a list"));
+}
+
 TEST_CASE("steps can be named in every way the docs promise", "[manifest]") {
     Manifest m = parse_manifest(kCourse);
     using P = std::vector<std::pair<std::size_t, std::size_t>>;

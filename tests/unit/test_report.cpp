@@ -213,8 +213,8 @@ TEST_CASE("the verdict is decided in one place from what the check found", "[rep
     r.timings = {t};
     conclude(r);
     CHECK(r.verdict == Verdict::Suspect);
-    CHECK_THAT(r.reason, ContainsSubstring("more time than passed") &&
-                             !ContainsSubstring("Another process"));
+    CHECK_THAT(r.reason,
+               ContainsSubstring("more time than passed") && !ContainsSubstring("Another process"));
     // clocks that agree: PASS
     t.host_median_us = 520;
     r.timings = {t};
@@ -252,4 +252,74 @@ TEST_CASE("advice qualified by the words of the reason fits only that kind of er
     CHECK(advice_for(both, "MEMORY_ERROR", "emulator: race") == "add the barrier");
     CHECK(advice_for(both, "MEMORY_ERROR", "emulator: uninitialised-shared") == "general words");
     CHECK(advice_for(both, "WRONG", "values").empty());
+}
+
+namespace {
+
+// A picture of one access: `lanes` active, global (sectors, ideal) or shared (degree).
+AccessPicture goal_picture(const std::string& array, bool shared, bool store, unsigned bytes,
+                           unsigned lanes, unsigned cost, unsigned ideal, int line = 40) {
+    AccessPicture p;
+    p.file = "/nonexistent/step.cu";
+    p.line = line;
+    p.case_name = "255×257, value = row·4096 + column";
+    p.array = array;
+    p.shared = shared;
+    p.store = store;
+    p.bytes = bytes;
+    p.active = lanes;
+    if (shared) {
+        p.degree = cost;
+        p.wavefronts = cost;
+        p.ideal_wavefronts = ideal;
+    } else {
+        for (unsigned i = 0; i < cost; ++i) p.sectors.push_back(32 * i);
+        p.ideal_sectors = ideal;
+    }
+    return p;
+}
+
+}  // namespace
+
+TEST_CASE("performance goals are met or not from the pictures, and say why", "[report]") {
+    const PerformanceGoal banks{"bank-conflicts", "tile", "", 16, "no bank conflicts"};
+    const PerformanceGoal reads{"coalesced", "in", "load", 16, "coalesced reads"};
+    const PerformanceGoal wide{"vector-width", "in", "load", 16, "float4 reads"};
+    // A padded tile, coalesced 4-byte reads whose odd rows start mid-sector (5 where 4 do).
+    auto results =
+        evaluate_goals({banks, reads, wide}, {goal_picture("tile", true, false, 4, 32, 1, 1),
+                                              goal_picture("in", false, false, 4, 32, 5, 4),
+                                              goal_picture("out", false, true, 4, 32, 32, 4)});
+    REQUIRE(results.size() == 3);
+    CHECK((results[0].measured && results[0].met));
+    CHECK((results[1].measured && results[1].met));  // the strided store is not about `in`
+    CHECK((results[2].measured && !results[2].met));
+    CHECK_THAT(results[2].evidence, Catch::Matchers::ContainsSubstring("moves 4 B per lane"));
+    // An unpadded tile; strided reads; a ragged tail of 3 lanes does not count against reads.
+    results = evaluate_goals({banks, reads}, {goal_picture("tile", true, false, 4, 32, 32, 1, 56),
+                                              goal_picture("in", false, false, 4, 32, 16, 4, 41),
+                                              goal_picture("in", false, false, 4, 3, 3, 1, 60)});
+    CHECK((results[0].measured && !results[0].met));
+    CHECK(results[0].evidence == "line 56: 32-way bank conflict (the worst warp of case 255×257)");
+    CHECK(!results[1].met);
+    CHECK(results[1].evidence ==
+          "line 41: 16 sectors where 4 would do (the worst warp of case "
+          "255×257)");
+    // No access to the array: not measured, whatever else was seen.
+    results = evaluate_goals({banks}, {goal_picture("other", true, false, 4, 32, 1, 1)});
+    CHECK(!results[0].measured);
+    CHECK(!results[0].met);
+    // A report says each goal beside its verdict and never changes it.
+    StepReport r;
+    r.step = "08_transpose/04_padded_tile";
+    r.verdict = Verdict::Pass;
+    r.goals = evaluate_goals({banks}, {goal_picture("tile", true, false, 4, 32, 32, 1, 56)});
+    const std::string text = render_text(r, RenderOptions{});
+    CHECK_THAT(text, Catch::Matchers::ContainsSubstring(
+                         "  goal     not met: no bank conflicts — line 56: 32-way bank conflict"));
+    CHECK(text.rfind("PASS") != std::string::npos);
+    const StepReport back = step_report_from_json(to_json(r));
+    REQUIRE(back.goals.size() == 1);
+    CHECK(back.goals[0].evidence == r.goals[0].evidence);
+    CHECK(!back.goals[0].met);
 }
