@@ -824,12 +824,38 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             "the check stopped at the first failing case (as watch does); --all-cases runs "
             "every case");
     };
+    // Under emulation the larger sizes (the values-only case, then the launches-only sizes)
+    // run in a second runner process beside the small cases: the CPU's second core, and a
+    // check that ends sooner. Their results count only when every smaller case passed, as when
+    // one process ran them last. Not in a sandbox (`grade` runs several checks at once
+    // already) and not with the judge split.
+    const bool larger_apart = emulating_ && shims_.empty() && !options_.sandbox;
+    auto stop_larger = std::make_shared<std::atomic<bool>>(false);
+    std::future<RunnerRun> larger;
+    if (larger_apart) {
+        auto argv = runner_argv(lesson, step, checks, object, report, 0, true);
+        argv.insert(argv.end(), {"--larger", "only"});
+        ChildOptions o = runner_options();
+        o.cancel = stop_larger.get();
+        const SandboxView view = runner_view(argv, false);
+        larger = std::async(std::launch::async, [argv, o, view] {
+            RunnerRun r;
+            r.child = run_runner(argv, o, r.events, &r.forged, nullptr, view, true);
+            return r;
+        });
+    }
+    // Whatever way this ends, the larger sizes' process is not waited for longer than it takes
+    // to stop it (a future of std::async waits for its task when it goes).
+    struct StopOnExit {
+        std::atomic<bool>* flag;
+        ~StopOnExit() { flag->store(true); }
+    } stop_larger_on_exit{stop_larger.get()};
     for (int child_index = 0; child_index < max_children; ++child_index) {
         say(child_index == 0 ? "running the cases"
                              : "running the remaining cases in a fresh process");
         RunnerRun r;
-        const auto argv =
-            runner_argv(lesson, step, checks, object, report, next_case, child_index == 0);
+        auto argv = runner_argv(lesson, step, checks, object, report, next_case, child_index == 0);
+        if (larger_apart) argv.insert(argv.end(), {"--larger", "defer"});
         if (child_index == 0 && first && first->valid())
             r = first->get();  // started during the build, with these same arguments
         else
@@ -909,6 +935,61 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         if (stop_at_failure && a_case_failed()) {
             stop_here();
             break;
+        }
+    }
+    if (larger.valid()) {
+        // The larger sizes count only after every smaller case passed; else they are stopped.
+        const bool wanted = !a_case_failed() && !report.stopped_early &&
+                            report.load_error.empty() && report.internal_error.empty();
+        if (!wanted) stop_larger->store(true);
+        RunnerRun r = larger.get();
+        if (wanted && r.child.started) {
+            std::string phase;
+            bool done = false;
+            int after = 0;
+            const double done_ms = report.runner_done_ms;
+            std::map<int, CaseResult> more;
+            const int in_progress =
+                read_events(r.events, false, report, more, total, after, phase, done);
+            report.runner_done_ms = done_ms;
+            forged_lines += r.forged;
+            if (in_progress >= 0) {
+                // It ended inside a case: that case gets the blame, as in one process.
+                CaseResult& c = more[in_progress];
+                c.verdict = r.child.timed_out ? Verdict::Timeout : Verdict::Crash;
+                if (r.child.memory_limit_hit) {
+                    c.verdict = Verdict::MemoryError;
+                    c.reason = "host memory limit (" +
+                               std::to_string(options_.host_memory_limit >> 30) + " GiB) exceeded";
+                } else if (r.child.timed_out)
+                    c.reason =
+                        phase == "call" ? "host code did not return" : "kernel did not finish";
+                else
+                    c.reason = describe_exit(r.child.signal, r.child.exit_code);
+                c.detail = r.child.memory_limit_hit
+                               ? "the process used more host memory than a step may: it was killed"
+                               : describe_end(r.child, options_.case_idle_seconds);
+            }
+            for (auto& [index, c] : more)
+                if (!cases.count(index)) cases[index] = std::move(c);
+        } else {
+            // Named as far as the process got before it was stopped.
+            const std::string reason =
+                report.stopped_early ? not_run : "not run: a smaller case already failed";
+            for (const auto& e : r.events) {
+                if (e.value("event", "") != CaseStartEvent::kEvent) continue;
+                const auto start = e.get<CaseStartEvent>();
+                if (cases.count(start.index)) continue;
+                CaseResult c;
+                c.index = start.index;
+                c.name = start.name;
+                c.n = start.n;
+                c.size = start.size;
+                c.verdict = Verdict::Skipped;
+                c.reason = reason;
+                cases[start.index] = c;
+            }
+            if (!report.stopped_early && a_case_failed()) not_run = reason;
         }
     }
     // Cases never reached (too many crashes) are listed as not run.

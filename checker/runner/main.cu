@@ -188,9 +188,13 @@ struct CheckArgs {
     std::uint64_t seed = 0;
     int first_case = 0;
     bool time = false;
-    bool exact_inputs = false;     // compute-sanitizer runs: inputs without guard zones
-    std::uint64_t max_n = 0;       // > 0: only cases up to this size (sanitizers, emulation)
-    std::uint64_t large_n = 0;     // emulation: one values-only case up to this size (see below)
+    bool exact_inputs = false;  // compute-sanitizer runs: inputs without guard zones
+    std::uint64_t max_n = 0;    // > 0: only cases up to this size (sanitizers, emulation)
+    std::uint64_t large_n = 0;  // emulation: one values-only case up to this size (see below)
+    // Emulation, two processes at once (the checker's CPU cores): "defer" runs the small cases
+    // and leaves the larger sizes out (no events), "only" runs the larger sizes alone (the
+    // values-only case, then the launches-only sizes); "" runs them all in order.
+    std::string larger;
     std::uint64_t timed_size = 0;  // > 0: the size of the timed cases (a step's timed_size)
 };
 
@@ -479,9 +483,14 @@ int check(const CheckArgs& args) {
     emit(event_json(CasesEvent{total, problem->name, problem->advice}));
     bool all_passed = true;
     bool values_passed = true;  // every case passed, or the larger one was too slow to emulate
-    for (std::size_t i = static_cast<std::size_t>(args.first_case); i < cases.size(); ++i) {
+    // --larger only: the larger sizes alone, as if every smaller case had passed (the checker
+    // keeps their results only when all did).
+    const std::size_t first =
+        args.larger == "only" ? large_at : static_cast<std::size_t>(args.first_case);
+    for (std::size_t i = first; i < cases.size(); ++i) {
         const kit::Case& c = cases[i];
-        if (i == large_at && !(all_passed && args.first_case == 0)) {
+        if (i == large_at && args.larger == "defer") break;
+        if (i == large_at && !(all_passed && (args.first_case == 0 || args.larger == "only"))) {
             emit_not_run(static_cast<int>(i), c.label(), c);
             break;
         }
@@ -562,9 +571,9 @@ int check(const CheckArgs& args) {
         }
     }
 #ifdef CUDALINGS_EMULATOR
-    if (!launch_sizes.empty()) {
+    if (!launch_sizes.empty() && args.larger != "defer") {
         const int index = static_cast<int>(cases.size());
-        if (values_passed && args.first_case == 0)
+        if (values_passed && (args.first_case == 0 || args.larger == "only"))
             launch_only(driver, launch_sizes, index, fn, args.seed);
         else
             emit_not_run(index, launch_only_name(launch_sizes), launch_sizes.back());
@@ -676,7 +685,7 @@ int leave(int code) {
                  "usage: cudalings-runner probe | copy-bandwidth | list --checks CHECKS.so\n"
                  "       check --checks CHECKS.so --problem NAME --step FILE.so "
                  "[--reference FILE.so] --seed HEX [--first-case K] [--time] [--timed-size N] "
-                 "[--max-n N] [--exact-inputs]\n"
+                 "[--max-n N] [--large-n N [--larger defer|only]] [--exact-inputs]\n"
                  "       baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME "
                  "--name BASELINE --seed HEX [--timed-size N]\n"
                  "       profile --checks CHECKS.so --problem NAME --step FILE.so --seed HEX "
@@ -745,6 +754,8 @@ int main(int argc, char** argv) {
                 args.max_n = std::strtoull(value().c_str(), nullptr, 10);
             else if (a == "--large-n")
                 args.large_n = std::strtoull(value().c_str(), nullptr, 10);
+            else if (a == "--larger")
+                args.larger = value();
             else if (a == "--learner")
                 args.learner = value();
             else if (a == "--shims")
@@ -753,6 +764,8 @@ int main(int argc, char** argv) {
                 usage(("unknown option " + a).c_str());
         }
         if (args.checks.empty()) usage("the lesson's checks are needed: --checks");
+        if (!args.larger.empty() && args.larger != "defer" && args.larger != "only")
+            usage("--larger is defer or only");
         if (command == "list") return leave(list(args));
         if (command == "baseline") {
             if (args.problem.empty() || args.baseline.empty() || args.baselines.empty())

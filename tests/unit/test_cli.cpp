@@ -307,6 +307,47 @@ TEST_CASE("an emulated check can stop at its first failure, and an unchanged one
     remove_course(crash);
 }
 
+// Under emulation the larger sizes (the values-only case, the launches-only sizes) run in a
+// second process beside the small cases. A step wrong only at the larger case is still WRONG at
+// it, with its name; a step whose small cases fail has the larger ones named as not run.
+TEST_CASE("the larger emulated sizes run beside the small cases and count as they did in order",
+          "[cli]") {
+    const std::string src = CUDALINGS_SOURCE_DIR;
+    auto check = [&](const std::string& file, const std::string& step) {
+        auto root = course_with(file, step);
+        auto r = cudalings({"--root", root, "check", "1/1", "--emulate", "--json", "--all-cases"},
+                           fresh_state_dir());
+        INFO(r.out.substr(0, 3000) << r.err.substr(0, 1000));
+        remove_course(root);
+        return nlohmann::json::parse(r.out)["results"][0];
+    };
+    // Only the first 1024 blocks of 256 written: every case up to 2^16 + 3 passes.
+    auto capped = check(src + "/checks/01_vector_add/fixtures/wrong_grid_capped_without_loop.cu",
+                        "01_vector_add/01_one_thread_per_element.cu");
+    CHECK(capped["verdict"] == "WRONG");
+    int small_passed = 0;
+    bool large_wrong = false, launches_named = false;
+    for (const auto& c : capped["cases"]) {
+        const std::string name = c["name"];
+        if (c["n"].get<std::uint64_t>() <= 65539) small_passed += c["verdict"] == "PASS";
+        if (name.rfind("n=2^20", 0) == 0) large_wrong = c["verdict"] == "WRONG";
+        if (name.rfind("launches only", 0) == 0) launches_named = true;
+    }
+    CHECK(small_passed >= 8);
+    CHECK(large_wrong);
+    CHECK(launches_named);
+    // Out of bounds from the first case: the larger case is named, not run.
+    auto skeleton = check(src + "/checks/01_vector_add/fixtures/wrong_index_shift.cu",
+                          "01_vector_add/01_one_thread_per_element.cu");
+    CHECK(skeleton["verdict"] == "MEMORY_ERROR");
+    bool large_not_run = false;
+    for (const auto& c : skeleton["cases"])
+        if (c["name"].get<std::string>().rfind("n=2^20", 0) == 0)
+            large_not_run = c["verdict"] == "SKIPPED" &&
+                            c["reason"] == "not run: a smaller case already failed";
+    CHECK(large_not_run);
+}
+
 // After a PASS, `check` names the reference to compare with and the next step of the SAME
 // lesson (not the course's first unfinished one), and `hint` without a step follows the learner
 // there; without a check to go by, `hint` gives the first unfinished step's.
