@@ -817,6 +817,21 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
             return c.second.verdict != Verdict::Pass && c.second.verdict != Verdict::Skipped;
         });
     };
+    // A case inside which its runner process ended: a crash, a hang, or the memory limit.
+    const auto blame_case = [&](CaseResult& c, const ChildResult& child, const std::string& phase) {
+        c.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
+        if (child.memory_limit_hit) {
+            c.verdict = Verdict::MemoryError;
+            c.reason = "host memory limit (" + std::to_string(options_.host_memory_limit >> 30) +
+                       " GiB) exceeded";
+        } else if (child.timed_out)
+            c.reason = phase == "call" ? "host code did not return" : "kernel did not finish";
+        else
+            c.reason = describe_exit(child.signal, child.exit_code);
+        c.detail = child.memory_limit_hit
+                       ? "the process used more host memory than a step may: it was killed"
+                       : describe_end(child, options_.case_idle_seconds);
+    };
     const auto stop_here = [&] {
         report.stopped_early = true;
         not_run = "not run: the check stopped at the first failing case";
@@ -884,19 +899,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         }
         if (in_progress >= 0) {
             // The process ended inside a case: that case gets the blame.
-            CaseResult& c = cases[in_progress];
-            c.verdict = child.timed_out ? Verdict::Timeout : Verdict::Crash;
-            if (child.memory_limit_hit) {
-                c.verdict = Verdict::MemoryError;
-                c.reason = "host memory limit (" +
-                           std::to_string(options_.host_memory_limit >> 30) + " GiB) exceeded";
-            } else if (child.timed_out)
-                c.reason = phase == "call" ? "host code did not return" : "kernel did not finish";
-            else
-                c.reason = describe_exit(child.signal, child.exit_code);
-            c.detail = child.memory_limit_hit
-                           ? "the process used more host memory than a step may: it was killed"
-                           : describe_end(child, options_.case_idle_seconds);
+            blame_case(cases[in_progress], child, phase);
             next_case = in_progress + 1;
         } else if (phase == "timing" && !done) {
             report.timings.clear();
@@ -953,23 +956,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
                 read_events(r.events, false, report, more, total, after, phase, done);
             report.runner_done_ms = done_ms;
             forged_lines += r.forged;
-            if (in_progress >= 0) {
-                // It ended inside a case: that case gets the blame, as in one process.
-                CaseResult& c = more[in_progress];
-                c.verdict = r.child.timed_out ? Verdict::Timeout : Verdict::Crash;
-                if (r.child.memory_limit_hit) {
-                    c.verdict = Verdict::MemoryError;
-                    c.reason = "host memory limit (" +
-                               std::to_string(options_.host_memory_limit >> 30) + " GiB) exceeded";
-                } else if (r.child.timed_out)
-                    c.reason =
-                        phase == "call" ? "host code did not return" : "kernel did not finish";
-                else
-                    c.reason = describe_exit(r.child.signal, r.child.exit_code);
-                c.detail = r.child.memory_limit_hit
-                               ? "the process used more host memory than a step may: it was killed"
-                               : describe_end(r.child, options_.case_idle_seconds);
-            }
+            // It ended inside a case: that case gets the blame, as in one process.
+            if (in_progress >= 0) blame_case(more[in_progress], r.child, phase);
             for (auto& [index, c] : more)
                 if (!cases.count(index)) cases[index] = std::move(c);
         } else {
