@@ -63,9 +63,12 @@ for phase in "$@"; do
     nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv
     # The device image has libseccomp's run-time library only: docs/grading/fetch-bubblewrap.sh
     # unpacks libseccomp-dev under .cache/libseccomp, carried with the tree.
-    seccomp=()
-    [ -d .cache/libseccomp ] && seccomp=(-DCUDALINGS_SECCOMP_ROOT="$PWD/.cache/libseccomp")
-    cmake --preset gpu "${seccomp[@]}" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
+    configure_args=()
+    [ -d .cache/libseccomp ] && configure_args=(-DCUDALINGS_SECCOMP_ROOT="$PWD/.cache/libseccomp")
+    # The device's copy of the tree may carry an older .git: COMMIT=$(git rev-parse --short HEAD)
+    # from where the tree was sent names the run's commit in its results.
+    configure_args+=(-DCUDALINGS_COMMIT="${COMMIT:-}")
+    cmake --preset gpu "${configure_args[@]}" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
     cmake --build --preset gpu --parallel 16 >"$out/build.log" 2>&1 ||
       { grep -E "error" "$out/build.log" | head -30; exit 1; }
     "$build/cudalings" --state-dir "$state" dev check 2>&1 | grep -v "^  \.\.\." | tail -15
