@@ -59,16 +59,18 @@ std::string what(const AccessPicture& p) {
            " lane" + (p.active == 1 ? "" : "s") + ")";
 }
 
-// Which request the picture is: "the worst warp of case 255×257: block (0,0,0), warp 3" (the
-// case by its size, the part of its name before the values' description).
+// Which request the picture is: "the worst warp of case 255×257: block (0,0,0), warp 3".
 std::string which(const AccessPicture& p) {
-    const std::string size = p.case_name.substr(0, p.case_name.find(", "));
-    return "the worst warp of case " + size + ": block (" + std::to_string(p.block[0]) + "," +
-           std::to_string(p.block[1]) + "," + std::to_string(p.block[2]) + "), warp " +
+    return "the worst warp of case " + case_size(p) + ": block (" + std::to_string(p.block[0]) +
+           "," + std::to_string(p.block[1]) + "," + std::to_string(p.block[2]) + "), warp " +
            std::to_string(p.warp);
 }
 
 }  // namespace
+
+std::string case_size(const AccessPicture& p) {
+    return p.case_name.substr(0, p.case_name.find(", "));
+}
 
 nlohmann::json to_json(const AccessPicture& p) {
     nlohmann::json j{{"v", 1},

@@ -58,6 +58,10 @@ const CaseResult* explained_case(const std::vector<CaseResult>& cases);
 nlohmann::json to_json(const AccessPicture& p);
 AccessPicture access_picture_from_json(const nlohmann::json& j);  // throws on a bad object
 
+// The picture's case by its size, the part of its name before the values' description
+// ("255×257" of "255×257, value = row·4096 + column").
+std::string case_size(const AccessPicture& p);
+
 // What the picture says, in a few words: "4 sectors = coalesced", "32-way bank conflict".
 std::string access_verdict(const AccessPicture& p);
 // A few lines for a terminal (at most 80 columns with `indent` up to 8): the line, which warp of

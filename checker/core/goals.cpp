@@ -33,7 +33,7 @@ std::string line_of(const AccessPicture& p) {
 }
 
 std::string worst_warp_of(const AccessPicture& p) {
-    const std::string size = p.case_name.substr(0, p.case_name.find(", "));
+    const std::string size = case_size(p);
     return size.empty() ? "" : " (the worst warp of case " + size + ")";
 }
 

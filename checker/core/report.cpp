@@ -171,15 +171,14 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
     // could not be measured is said only of a step that passed (a failing one has no pictures).
     for (const auto& g : r.goals) {
         if (!g.measured && r.verdict != Verdict::Pass) continue;
+        // A missed goal's evidence is the point ("— line 56 ..."); a met one's an aside.
+        const bool missed = g.measured && !g.met;
+        const std::string status = !g.measured ? "not measured" : g.met ? "met" : "not met";
         s << "  goal     "
-          << (g.measured ? paint(o, g.met ? colour_of(Verdict::Pass) : "\033[33m",
-                                 g.met ? "met" : "not met")
-                         : std::string("not measured"))
-          << ": " << g.says
-          << (g.evidence.empty() ? ""
-                                 : (g.met || !g.measured ? " (" : " — ") + g.evidence +
-                                       (g.met || !g.measured ? ")" : ""))
-          << "\n";
+          << (g.measured ? paint(o, g.met ? colour_of(Verdict::Pass) : "\033[33m", status) : status)
+          << ": " << g.says;
+        if (!g.evidence.empty()) s << (missed ? " — " + g.evidence : " (" + g.evidence + ")");
+        s << "\n";
     }
     if (!r.pattern.empty()) s << "  pattern: " << r.pattern << "\n";
     for (std::size_t i = 0; i < r.findings.size() && (i < 5 || o.verbose); ++i) {
