@@ -7,7 +7,8 @@
 #   solutions     every solution checked and timed, with every lesson's staircase (JSON + text)
 #   skeletons     every skeleton checked, no timing: all must fail
 #   fixtures      the bad-submission fixtures, graded in batches, twice (the GPU test; about
-#                 8.5 minutes on the H200: give it its own slot)
+#                 8.5 minutes on the H200, over 9.5 on an H100: give it two slots,
+#                 FIXTURE_PART=1 then FIXTURE_PART=2, lessons 01-06 and 07 on)
 #   ctest         the whole test suite except the GPU fixture and solutions tests (the phases
 #                 above run them), 12 tests at a time
 #   grading       grading's GPU tests (the sandbox with CUDA, workers, the autograder)
@@ -93,9 +94,15 @@ PY
     summarize "$out/skeletons.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
     ;;
   fixtures)
+    # The test's own filter (CUDALINGS_FIXTURE_STEPS) splits it into two calls of under 10 minutes.
+    case "${FIXTURE_PART:-all}" in
+    1) export CUDALINGS_FIXTURE_STEPS=01_vector_add,02_reduce,03_warp_shuffle,04_block_reduce,05_scan,06_histogram ;;
+    2) export CUDALINGS_FIXTURE_STEPS=07_compact,08_transpose,09_stencil,10_gemm,11_,12_row_ops,13_ ;;
+    esac
     ctest --test-dir "$build" -R "every bad submission fixture" -V \
-      >"$out/fixtures.log" 2>&1
-    grep -E "fixture batch|^  |tests passed|tests failed" "$out/fixtures.log" | cut -c1-300
+      >"$out/fixtures${FIXTURE_PART:+-$FIXTURE_PART}.log" 2>&1
+    unset CUDALINGS_FIXTURE_STEPS
+    grep -E "fixture batch|^  |tests passed|tests failed" "$out/fixtures${FIXTURE_PART:+-$FIXTURE_PART}.log" | cut -c1-300
     ;;
   ctest)
     # Every test but the fixtures' and the solutions' (their phases run them, each alone).
