@@ -7,9 +7,10 @@
 //
 // A cross-block spin-wait progresses as long as the block it waits for has started. When no
 // block progresses over whole rounds of slices (no store or atomic changed memory, no thread
-// ended, no collective saw new values, and the threads only re-read what they had read), the
-// grid is stalled: with blocks still waiting to start, the waiters wait for a block that has
-// not started, which a GPU does not guarantee ever to happen. The scheduler then starts the
+// ended, no collective saw new values, and the threads only re-read what they had read, one of
+// them the same words over and over, as a spin-wait does), the grid is stalled: with blocks
+// still waiting to start, the waiters wait for a block that has not started, which a GPU does
+// not guarantee ever to happen. The scheduler then starts the
 // pending blocks one at a time, alone, until one of them stores to a word a waiter polls, and
 // reports both with their lines; with no block left to start, it reports a grid deadlock.
 #include <algorithm>
@@ -123,9 +124,24 @@ constexpr std::uint64_t kQuietResumesLate = std::uint64_t{1} << 14;
 constexpr std::uint64_t kWatchAfter = 4096;
 // More distinct words read than this while watching: the threads stream, they do not poll.
 constexpr std::size_t kMaxPolls = 1 << 16;
+// A thread waits when it reads its words over and over: at least this many reads of the window
+// per distinct word, in the thread that repeats most. Memory alone cannot tell a spin-wait from
+// a finite loop that walks the same words again and changes nothing (its counter is in a
+// register): a block that counts the keys into each slice of the bins in turn re-reads its
+// keys once per slice, and with no key in a slice it stores 0 over 0 for a whole pass. Such a
+// loop re-reads each word once per pass (tens of passes at most); a spin-wait re-reads its
+// word or two on every turn, so it reaches this count soon after the quiet rounds.
+constexpr std::uint64_t kPollRepeats = 128;
+
+// Per thread of the window: its reads, and how many different words they were.
+struct ThreadReads {
+    std::uint64_t reads = 0;
+    std::uint64_t words = 0;
+};
 
 struct Watch {
     std::unordered_map<PollKey, Poll, PollKeyHash> polls;  // this window's reads
+    std::unordered_map<std::uint64_t, ThreadReads> threads;  // by block serial << 32 | thread
     unsigned quiet_rounds = 0;
     std::uint64_t resumes_at_start = 0;
     std::uint64_t quiet_since = 0;  // resumes at the last progress
@@ -133,13 +149,22 @@ struct Watch {
     void stop() {
         rt().watch_reads = false;
         polls.clear();
+        threads.clear();
         quiet_rounds = 0;
     }
     void start() {
         rt().watch_reads = true;
         polls.clear();
+        threads.clear();
         quiet_rounds = 0;
         resumes_at_start = rt().resumes;
+    }
+    // Reads per distinct word in the thread that repeats most (kPollRepeats).
+    std::uint64_t most_repeats() const {
+        std::uint64_t most = 0;
+        for (const auto& [key, t] : threads)
+            if (t.words) most = std::max(most, t.reads / t.words);
+        return most;
     }
 };
 Watch g_watch;
@@ -385,7 +410,8 @@ bool stalled(bool progressed, std::uint64_t polls_before, std::uint64_t need_res
         return false;
     }
     return ++g_watch.quiet_rounds >= kQuietRounds &&
-           r.resumes - g_watch.resumes_at_start >= need_resumes;
+           r.resumes - g_watch.resumes_at_start >= need_resumes &&
+           g_watch.most_repeats() >= kPollRepeats;
 }
 
 std::vector<Poll> window_polls() {
@@ -407,7 +433,10 @@ void note_read(std::uintptr_t a, unsigned size, const void* pc, bool shared) {
     Block& b = *r.block;
     PollKey key{b.serial, r.current ? r.current->linear : 0, a & ~std::uintptr_t{3}};
     auto [it, fresh] = g_watch.polls.try_emplace(key);
+    ThreadReads& t = g_watch.threads[std::uint64_t{key.serial} << 32 | key.tid];
+    ++t.reads;
     if (!fresh) return;
+    ++t.words;
     Poll& p = it->second;
     p.addr = a;
     p.size = size;

@@ -401,3 +401,44 @@ extern "C" int sched_spin_on_shared() {
     cudaFree(out);
     return int(e);
 }
+
+// A finite loop that walks the same words again and again and changes nothing: each block
+// counts its keys into every slice of the bins in turn, and with every key in slice 0 the other
+// slices see none (the counters are stored 0 over 0, nothing else is written). Memory looks
+// as it does under a spin-wait; the loop still ends (the stall detector's repetition rule).
+namespace {
+constexpr unsigned kWalkSlice = 256;
+__global__ void walk_every_slice(const unsigned* keys, unsigned* bins, unsigned n,
+                                 unsigned num_bins) {
+    __shared__ unsigned counts[kWalkSlice];
+    for (unsigned lo = 0; lo < num_bins; lo += kWalkSlice) {
+        for (unsigned b = threadIdx.x; b < kWalkSlice; b += blockDim.x) counts[b] = 0;
+        __syncthreads();
+        for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+            if (keys[i] - lo < kWalkSlice) atomicAdd(&counts[keys[i] - lo], 1u);  // line: walk
+        __syncthreads();
+        for (unsigned b = threadIdx.x; b < kWalkSlice; b += blockDim.x)
+            if (counts[b] != 0) atomicAdd(&bins[lo + b], counts[b]);
+        __syncthreads();
+    }
+}
+}  // namespace
+
+// 1 when every key (all 0) is counted in bin 0 and no other bin; the launch's error otherwise.
+extern "C" int sched_walk_every_slice(unsigned n, unsigned num_bins) {
+    unsigned *keys, *bins;
+    cudaMalloc(&keys, n * 4);
+    cudaMalloc(&bins, num_bins * 4);
+    cudaMemset(keys, 0, n * 4);
+    cudaMemset(bins, 0, num_bins * 4);
+    walk_every_slice<<<4, 128>>>(keys, bins, n, num_bins);
+    cudaError_t e = cudaDeviceSynchronize();
+    std::vector<unsigned> host(num_bins);
+    cudaMemcpy(host.data(), bins, num_bins * 4, cudaMemcpyDeviceToHost);
+    cudaFree(keys);
+    cudaFree(bins);
+    if (e != cudaSuccess) return int(e);
+    bool right = host[0] == n;
+    for (unsigned b = 1; b < num_bins; ++b) right = right && host[b] == 0;
+    return right ? 1 : 0;
+}
