@@ -707,10 +707,13 @@ std::map<std::string, std::string> Checker::emulated_environment(std::uint64_t s
     // Blocks in a shuffled order, several resident at a time: a step that relies on the order
     // blocks happen to start in, or on blocks running one at a time, shows it. A case still
     // running after the time limit is reported by the emulator (too slow to emulate, or a
-    // thread that never ends, with its line) before the checker's no-progress limit.
+    // thread that never ends, with its line) before the checker's no-progress limit. The first
+    // block of each launch is held back after its first global atomic (its ticket) until the
+    // others wait or end: a tile that takes an empty status word for 0 shows.
     return {{"CUDALINGS_EMU_MODE", mode},
             {"CUDALINGS_EMU_BLOCK_ORDER", "shuffle"},
             {"CUDALINGS_EMU_RESIDENT", "4"},
+            {"CUDALINGS_EMU_HOLD_BACK", "1"},
             {"CUDALINGS_EMU_SEED", format_seed(seed)},
             {"CUDALINGS_EMU_TIME_LIMIT", format_number(time_limit, 6)}};
 }
@@ -1611,7 +1614,8 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, const
     report.notes.push_back(
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
         " with every check, then one case of up to " + format_size(kEmulatedLargeN) +
-        " for its values only, blocks in a shuffled order, 4 at a time, and the larger sizes for "
+        " for its values only, blocks in a shuffled order, 4 at a time (the first of each launch "
+        "held back after its first global atomic until the others wait), and the larger sizes for "
         "their launches (grid and block limits) and a few blocks of each with bounds checks. Not "
         "checked here: the values at larger sizes (an index that overflows 32 bits is seen only "
         "when it leaves its array in a sampled block), timing, and weak memory (the emulator is "

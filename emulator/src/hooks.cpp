@@ -1072,8 +1072,10 @@ inline void atomic_result(const volatile void* a, bool changed) {
     cudalings_emu::Runtime& r = cudalings_emu::rt();
     ++r.progress;
     const auto window = reinterpret_cast<std::uintptr_t>(r.block ? r.block->window : nullptr);
-    if (!window || reinterpret_cast<std::uintptr_t>(a) - window >= cudalings_emu::kSharedWindow)
+    if (!window || reinterpret_cast<std::uintptr_t>(a) - window >= cudalings_emu::kSharedWindow) {
         ++r.global_changes;
+        if (r.block && r.block->hold_armed) r.block->yield_now = true;  // the held-back schedule
+    }
 }
 // An atomic stored a value: the poison pattern becomes the GPU's canonical NaN (see
 // canonicalize_poison).

@@ -179,10 +179,15 @@ struct Block {
     std::uint32_t serial = 0;                // a number unique to this block in the process
     std::uint32_t epoch = 0;                 // __syncthreads completed so far
     std::vector<std::uint32_t> warp_sync;    // warp collectives completed, per warp
-    std::vector<std::uint64_t> warp_values;  // a hash of each warp's last collective's values
+    // A hash of the values of each warp's last kRecentCollectives collectives (the stall
+    // detector: a polling loop with two ballots repeats two hashes).
+    static constexpr unsigned kRecentCollectives = 4;
+    std::vector<std::uint64_t> warp_values;  // kRecentCollectives a warp, a ring
     unsigned next_warp = 0;                  // where its next time slice starts
     unsigned repolls = 0;                    // polls of an unchanged word in this time slice
     bool late = false;  // admitted while the scheduler looks for the writer a waiter polls
+    bool hold_armed = false;  // to be held back after its first global atomic (Options::hold_back)
+    bool yield_now = false;   // it made that atomic: its time slice ends at once
     // The synchronisation counter at this block's last atomic or volatile global access, and
     // at its last store (for the race detector's cross-block ordering).
     std::uint64_t sync_seq = 0, store_seq = 0;

@@ -67,6 +67,7 @@ Options environment_options() {
     }
     if (const char* k = std::getenv("CUDALINGS_EMU_RESIDENT"))
         o.resident_blocks = env_count("CUDALINGS_EMU_RESIDENT", k, o.resident_blocks);
+    if (const char* h = std::getenv("CUDALINGS_EMU_HOLD_BACK")) o.hold_back = std::atoi(h) != 0;
     if (const char* q = std::getenv("CUDALINGS_EMU_QUANTUM"))
         o.quantum = env_count("CUDALINGS_EMU_QUANTUM", q, o.quantum);
     if (const char* t = std::getenv("CUDALINGS_EMU_TIME_LIMIT")) {
@@ -337,16 +338,21 @@ bool try_complete(Block& b, unsigned w, const Thread& leader, bool merge = false
     unsigned long long vals[32] = {};
     for (unsigned l = 0; l < 32; ++l)
         if (need >> l & 1) vals[l] = lanes[l].value;
-    // Progress for the stall detector: a collective whose values differ from the warp's last
-    // one (a loop of shuffles computes; a polling loop's __any_sync sees the same values).
+    // Progress for the stall detector: a collective whose values differ from each of the warp's
+    // last few (a loop of shuffles computes; a polling loop's ballots see the same values on
+    // every turn, also when the loop holds two of them, as "published?" and "inclusive?").
     std::uint64_t h = 0xcbf29ce484222325ull ^ (std::uint64_t(op) << 32 | need);
     for (unsigned l = 0; l < 32; ++l)
         if (need >> l & 1) {
             h = (h ^ vals[l]) * 0x100000001b3ull;
             h = (h ^ unsigned(lanes[l].arg)) * 0x100000001b3ull;
         }
-    if (h != b.warp_values[w]) {
-        b.warp_values[w] = h;
+    std::uint64_t* recent = &b.warp_values[std::size_t{w} * Block::kRecentCollectives];
+    if (std::find(recent, recent + Block::kRecentCollectives, h) ==
+        recent + Block::kRecentCollectives) {
+        std::copy_backward(recent, recent + Block::kRecentCollectives - 1,
+                           recent + Block::kRecentCollectives);
+        recent[0] = h;
         ++rt().progress;
     }
     unsigned ballot = 0;
@@ -641,7 +647,7 @@ void start_block(Block& b) {
     b.sync_seq = b.store_seq = 0;
     b.serial = ++r.block_serial;
     std::fill(b.warp_sync.begin(), b.warp_sync.end(), 0u);
-    b.warp_values.assign(b.warps, 0u);
+    b.warp_values.assign(std::size_t{b.warps} * Block::kRecentCollectives, 0u);
     for (unsigned i = 0; i < b.count; ++i) {
         Thread& t = b.threads[i];
         t.state = State::NotStarted;
@@ -684,7 +690,7 @@ SliceEnd run_slice(Block& b, unsigned budget) {
                 }
                 // Lanes that exited may let a collective of the others complete.
                 if (!any) any = resolve_stuck_warp(b, w);
-                if (any && (used >= budget || b.repolls >= kRepollsPerSlice)) {
+                if (any && (used >= budget || b.repolls >= kRepollsPerSlice || b.yield_now)) {
                     b.next_warp = (w + 1) % b.warps;
                     return r.abort ? SliceEnd::Aborted : SliceEnd::Preempted;
                 }

@@ -251,6 +251,8 @@ struct Grid {
     std::vector<Block*> idle;
     std::vector<Block*> active;  // in the order they started
     std::vector<Block*> parked;  // the waiters of a stall being diagnosed
+    Block* held = nullptr;       // held back after its first global atomic (Options::hold_back)
+    bool hold_used = false;      // once a launch
     std::uint64_t next = 0, total = 0;
     bool diagnosing = false;
     std::uint64_t pending_at_stall = 0;
@@ -292,6 +294,9 @@ void admit(Grid& g, std::uint64_t linear) {
               unsigned(linear / (std::uint64_t{grid.x} * grid.y))};
     start_block(*b);
     b->late = g.diagnosing;
+    // The held-back schedule: the launch's first block, once it made a global atomic.
+    b->hold_armed = opts().hold_back && !g.hold_used && g.next == 1 && g.total > 1;
+    b->yield_now = false;
     // Garbage, as shared memory is at a block's start: 0xFF bytes (a float reads as NaN).
     std::memset(b->window + kDynamicOffset, 0xff, r.dynamic_bytes);
     b->has_var.clear();
@@ -508,13 +513,27 @@ void run_grid() {
             if (g.diagnosing) report_unnamed_wait(g);
             break;
         }
+        // The held block goes on when it is the only one that could run.
+        if (g.held && g.active.size() == 1) {
+            g.held = nullptr;
+            progressed = true;
+        }
         std::uint64_t progress_before = r.progress;
         std::size_t polls_before = g_watch.polls.size();
         for (std::size_t i = 0; i < g.active.size() && !r.abort;) {
             Block* b = g.active[i];
+            if (b == g.held) {
+                ++i;
+                continue;
+            }
             switch_to(*b);
             SliceEnd end = run_slice(*b, quantum);
             r.current = nullptr;
+            if (b->yield_now) {  // it drew its ticket: held back from now on
+                b->yield_now = b->hold_armed = false;
+                g.hold_used = true;
+                if (end != SliceEnd::Finished) g.held = b;
+            }
             if (end == SliceEnd::Finished) {
                 retire(g, b);
                 progressed = true;
@@ -533,6 +552,14 @@ void run_grid() {
         if (!stalled(progressed, polls_before, g.diagnosing ? kQuietResumesLate : kQuietResumes))
             continue;
 
+        // Stalled while a block is held back: the others wait for it (as a look-back waits for
+        // an earlier tile), so it goes on. Not a finding: a GPU may run a block this late.
+        if (g.held) {
+            g.held = nullptr;
+            g_watch.stop();
+            g_watch.quiet_since = r.resumes;
+            continue;
+        }
         // Stalled. A block started after the stall that waits too: it is not the writer.
         std::vector<Poll> polls = window_polls();
         g_watch.stop();

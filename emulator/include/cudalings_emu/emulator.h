@@ -31,6 +31,12 @@ struct Options {
     std::uint64_t schedule_seed = 0;
     unsigned resident_blocks = 1;
     unsigned quantum = 16;
+    // The first block of each launch to start is held back right after its first global atomic
+    // (the ticket of a look-back or chained scan, drawn in start order) while the other blocks
+    // run, until they all wait or end; then it goes on. A GPU may run a block that slowly (an SM
+    // busy with other blocks): a tile that reads a predecessor's still-empty status word as 0,
+    // instead of waiting for it, shows here; a correct program finishes the same.
+    bool hold_back = false;
     // A launch still running after this many seconds (0: no limit) is stopped and reported as
     // "slow": it makes progress, but too slowly to be emulated (it may finish on a GPU). A CUDA
     // thread that runs this long without one memory access (a loop that never reads or writes
@@ -60,6 +66,7 @@ struct Options {
 //   CUDALINGS_EMU_BLOCK_ORDER=in-order|reverse|shuffle
 //   CUDALINGS_EMU_SEED=<hex>                  CUDALINGS_EMU_RESIDENT=<n>
 //   CUDALINGS_EMU_QUANTUM=<n>                 CUDALINGS_EMU_TIME_LIMIT=<seconds>
+//   CUDALINGS_EMU_HOLD_BACK=0|1
 CUDALINGS_EMU_API Options get_options();
 CUDALINGS_EMU_API void set_options(const Options& o);
 // The defaults with what the variables above say, read now (a bad value is ignored with a

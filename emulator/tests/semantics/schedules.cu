@@ -125,7 +125,8 @@ __device__ void publish(const LookBack& lb, unsigned tile, unsigned flag, int va
     }
 }
 
-template <bool kPacked>
+// kWait false: a predecessor's empty word counts as an aggregate of 0 (no wait), wrong.
+template <bool kPacked, bool kWait = true>
 __global__ void lookback_scan(const int* x, int* y, int n, unsigned* next_tile, LookBack lb,
                               bool from_counter) {
     __shared__ int s[kTile];
@@ -143,7 +144,7 @@ __global__ void lookback_scan(const int* x, int* y, int n, unsigned* next_tile, 
                 unsigned long long word;
                 do {
                     word = lb.status[j];  // line: packed poll
-                } while (word >> 32 == kInvalid);
+                } while (kWait && word >> 32 == kInvalid);
                 flag = unsigned(word >> 32);
                 value = int(unsigned(word));
             } else {
@@ -294,7 +295,7 @@ extern "C" int sched_shared_per_block(unsigned blocks, unsigned* most) {
 
 // The scans: 0 when right, 1 when the launch failed (the error at the synchronisation), 2 when
 // the result is wrong. variant: 0 chained, 1 chained without its fence, 2 packed look-back,
-// 3 split look-back.
+// 3 split look-back, 4 packed look-back that takes an empty word for 0 (no wait).
 extern "C" int sched_scan(int variant, int n, int from_counter) {
     auto x = scan_input(n);
     int* dx = device(x);
@@ -326,6 +327,9 @@ extern "C" int sched_scan(int variant, int n, int from_counter) {
             break;
         case 2:
             lookback_scan<true><<<tiles, kTile>>>(dx, y, n, next, lb, fc);
+            break;
+        case 4:
+            lookback_scan<true, false><<<tiles, kTile>>>(dx, y, n, next, lb, fc);
             break;
         default:
             lookback_scan<false><<<tiles, kTile>>>(dx, y, n, next, lb, fc);
