@@ -246,6 +246,11 @@ const char* kStartOrderAdvice =
     "started before it — take tile numbers from an atomic counter in start order";
 
 // ------------------------------------------------------------------ the resident blocks
+// The longest a block is held back (Options::hold_back), in fiber resumes of the other blocks:
+// about 16 times the stall detector's quiet window, so that the others wait out their own
+// detection first; a wrong look-back that does not wait is long done by then.
+constexpr std::uint64_t kHoldResumes = std::uint64_t{1} << 22;
+
 struct Grid {
     std::vector<std::unique_ptr<Block>> slots;
     std::vector<Block*> idle;
@@ -253,6 +258,7 @@ struct Grid {
     std::vector<Block*> parked;  // the waiters of a stall being diagnosed
     Block* held = nullptr;       // held back after its first global atomic (Options::hold_back)
     bool hold_used = false;      // once a launch
+    std::uint64_t held_since = 0;  // fiber resumes when it was held
     std::uint64_t next = 0, total = 0;
     bool diagnosing = false;
     std::uint64_t pending_at_stall = 0;
@@ -513,8 +519,9 @@ void run_grid() {
             if (g.diagnosing) report_unnamed_wait(g);
             break;
         }
-        // The held block goes on when it is the only one that could run.
-        if (g.held && g.active.size() == 1) {
+        // The held block goes on when it is the only one that could run, or after a while
+        // (kHoldResumes): a wait the stall detector does not see must not turn into a "slow".
+        if (g.held && (g.active.size() == 1 || r.resumes - g.held_since > kHoldResumes)) {
             g.held = nullptr;
             progressed = true;
         }
@@ -532,7 +539,10 @@ void run_grid() {
             if (b->yield_now) {  // it drew its ticket: held back from now on
                 b->yield_now = b->hold_armed = false;
                 g.hold_used = true;
-                if (end != SliceEnd::Finished) g.held = b;
+                if (end != SliceEnd::Finished) {
+                    g.held = b;
+                    g.held_since = r.resumes;
+                }
             }
             if (end == SliceEnd::Finished) {
                 retire(g, b);
