@@ -340,6 +340,10 @@ void report(Diagnostic d);
 std::size_t pending_count();
 bool keep_pending_since(std::size_t from, const std::string& kind);
 std::string where_pc(const void* pc);  // "file.cu:12" of a code address
+// For a code address in a helper inlined into the learner's other functions: "f.cu:66 is in
+// load_status(), called at f.cu:110 (in look_back())"; "" otherwise. report() adds it to the
+// detail of a finding at that line whose code addresses were named through where_pc.
+std::string call_chain(const void* pc);
 std::string thread_name(const Thread& t);
 std::string block_name(uint3 b);
 std::string site(const char* file, int line);
