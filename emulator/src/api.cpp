@@ -981,10 +981,13 @@ std::string wild_address_text(std::uintptr_t a, unsigned size, std::string* deta
     for (const std::uint64_t poison : patterns)
         poisoned = poisoned || (poison && ((a >> 32) == poison || (a & 0xffffffffu) == poison));
     if (poisoned)
-        *detail += "the address is made from the bits of the NaN the checker fills its buffers "
-                   "with (" + hex(poison_bits()) + ", or 0x7fffffff once a kernel stored it): "
-                   "an index, a counter or a pointer read from memory that was never written "
-                   "or cleared (cudaMemsetAsync it before the kernel, or write it first)\n";
+        *detail +=
+            "the address is made from the bits of the NaN the checker fills its buffers "
+            "with (" +
+            hex(poison_bits()) +
+            ", or 0x7fffffff once a kernel stored it): "
+            "an index, a counter or a pointer read from memory that was never written "
+            "or cleared (cudaMemsetAsync it before the kernel, or write it first)\n";
     return message;
 }
 

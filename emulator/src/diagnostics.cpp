@@ -157,9 +157,9 @@ std::vector<const void*>& recent_pcs() {
 std::string chain_text(const Symbol& s) {
     if (s.callers.size() < 2) return "";
     // callers[0] holds the helper's own name; callers[1...] the frames it was inlined into.
-    std::string text = s.where + (s.callers[0].function.empty()
-                                      ? " is in a function"
-                                      : " is in " + s.callers[0].function + "()");
+    std::string text =
+        s.where + (s.callers[0].function.empty() ? " is in a function"
+                                                 : " is in " + s.callers[0].function + "()");
     for (std::size_t i = 1; i < s.callers.size(); ++i) {
         text += ", called at " + s.callers[i].site;
         if (!s.callers[i].function.empty()) text += " (in " + s.callers[i].function + "())";

@@ -973,11 +973,10 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
                           "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n", pc,
                           cudaErrorIllegalAddress);
                 if (!z) {
-                    std::string detail = "by " + thread_name(*t) + " in block " +
-                                         block_name(b.idx) + "\n";
+                    std::string detail =
+                        "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n";
                     const std::string wild = wild_address_text(a, size, &detail);
-                    fatal("out-of-bounds", what + ": " + wild, detail, pc,
-                          cudaErrorIllegalAddress);
+                    fatal("out-of-bounds", what + ": " + wild, detail, pc, cudaErrorIllegalAddress);
                 }
                 {
                     const std::string made =

@@ -64,12 +64,15 @@ TEST_CASE("an overrun names the learner's array and the line that called an inli
     CHECK_THAT(d.message, ContainsSubstring("(allocated at "));  // the learner's own: its line
     CHECK_THAT(d.message, ContainsSubstring("8 bytes past the end"));
     CHECK_THAT(d.detail, ContainsSubstring("is in load_word(), called at "));
-    CHECK_THAT(d.detail, ContainsSubstring("naming.cu:" + std::to_string(line_of("naming: call site")) +
-                                           " (in read_past_end())"));
+    CHECK_THAT(d.detail,
+               ContainsSubstring("naming.cu:" + std::to_string(line_of("naming: call site")) +
+                                 " (in read_past_end())"));
 }
 
-TEST_CASE("the checker's memory is named by its buffer or as the checker's, never by the kit's "
-          "line", "[emu][naming]") {
+TEST_CASE(
+    "the checker's memory is named by its buffer or as the checker's, never by the kit's "
+    "line",
+    "[emu][naming]") {
     use_options(true, false);
     void* m = open_module(CUDALINGS_EMU_NAMING_MODULE);
     auto run = entry<int (*)(const char*)>(m, "naming_checker_overrun");
@@ -82,8 +85,10 @@ TEST_CASE("the checker's memory is named by its buffer or as the checker's, neve
     CHECK_THAT(own.message + own.detail, !ContainsSubstring("made at"));
 }
 
-TEST_CASE("an address outside device memory computed from device pointers is not called a host "
-          "pointer", "[emu][naming]") {
+TEST_CASE(
+    "an address outside device memory computed from device pointers is not called a host "
+    "pointer",
+    "[emu][naming]") {
     use_options(true, false);
     void* m = open_module(CUDALINGS_EMU_NAMING_MODULE);
     const auto d = fault_of(entry<int (*)()>(m, "naming_far_outside")(), "far_outside");

@@ -39,8 +39,7 @@ __global__ void read_far_away(const float* x, float* out) {
 extern "C" int naming_poisoned_index() {
     unsigned char* workspace = nullptr;
     unsigned long long* out = nullptr;
-    if (cudaMalloc(&workspace, 4096) != cudaSuccess || cudaMalloc(&out, 8) != cudaSuccess)
-        return 1;
+    if (cudaMalloc(&workspace, 4096) != cudaSuccess || cudaMalloc(&out, 8) != cudaSuccess) return 1;
     cudalings_emu::cudalings_emu_set_poison(kPoison);
     const std::uint32_t poison[64] = {kPoison};
     if (cudaMemcpy(workspace, poison, sizeof poison, cudaMemcpyHostToDevice) != cudaSuccess)
