@@ -331,6 +331,7 @@ bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
     alloc->bytes = bytes;
     alloc->mapped = mapped;
     alloc->where = "the checker";
+    alloc->checker = true;
     alloc->name = name;
     alloc->host_named = !name.empty();
     {
@@ -827,6 +828,18 @@ CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_set_extent(const void* p, si
     al->user_end = a + bytes;
 }
 
+CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_checker_memory(const void* p) {
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    Allocation* al = find_allocation(at, nullptr);
+    if (!al || al->begin != at) return;
+    al->checker = true;
+    al->where = "the checker";
+    // The kit's own variable (`p`) is no name for a learner: the checker names its buffers.
+    al->name.clear();
+    al->element = 0;
+    al->host_named = false;
+}
+
 CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_name_array(const void* p, const char* name,
                                                                size_t element_bytes) {
     Allocation* al = find_allocation(reinterpret_cast<std::uintptr_t>(p), nullptr);
@@ -838,38 +851,144 @@ CUDALINGS_EMU_API void cudalings_emu::cudalings_emu_name_array(const void* p, co
 
 namespace cudalings_emu {
 
+namespace {
+// "(allocated at f.cu:40)" only for the learner's own allocations: the checker's are named by
+// their buffer's name, and the kit's allocating line means nothing to a learner.
+bool say_where(const Allocation& al) {
+    return !al.host_named && !al.checker && al.where.find("unknown") == std::string::npos;
+}
+std::string unnamed(const Allocation& al) {
+    return al.checker ? "the checker's own " + std::to_string(al.bytes) +
+                            "-byte array (none of the buffers your code was given)"
+                      : "the " + std::to_string(al.bytes) + "-byte allocation";
+}
+std::string byte_count(std::uint64_t bytes) {
+    const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double v = static_cast<double>(bytes);
+    while (v >= 1024 && u < 4) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[64];
+    if (u == 0)
+        std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
+    else
+        std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+    return buf;
+}
+}  // namespace
+
 std::string global_location(const Allocation& al, std::uintptr_t a) {
     const std::uintptr_t base = al.user_end ? al.user_begin : al.begin;
-    // The checker's arrays by name only; a learner's with the line that allocated it.
-    const bool say_where = !al.host_named && al.where.find("unknown") == std::string::npos;
     if (!al.name.empty() && a >= base) {
         std::string text = al.element
                                ? al.name + "[" + std::to_string((a - base) / al.element) + "]"
                                : "byte " + std::to_string(a - base) + " of " + al.name;
-        if (say_where) text += " (allocated at " + al.where + ")";
+        if (say_where(al)) text += " (allocated at " + al.where + ")";
         return text;
     }
-    std::string text = "byte " + std::to_string(a - al.begin) + " of the " +
-                       std::to_string(al.bytes) + "-byte allocation";
-    if (al.where.find("unknown") == std::string::npos) text += " made at " + al.where;
+    std::string text = "byte " + std::to_string(a - al.begin) + " of " + unnamed(al);
+    if (say_where(al)) text += " made at " + al.where;
     return text;
 }
 
 std::string location_before(const Allocation& al, std::uintptr_t a) {
     const std::uintptr_t base = al.user_end ? al.user_begin : al.begin;
     const std::size_t bytes = base - a;
-    const bool say_where = !al.host_named && al.where.find("unknown") == std::string::npos;
     if (!al.name.empty() && al.element) {
         std::string text = al.name + "[-" + std::to_string((bytes + al.element - 1) / al.element) +
                            "]: out of bounds (" + std::to_string(bytes) +
                            " bytes before its start)";
-        if (say_where) text += " (allocated at " + al.where + ")";
+        if (say_where(al)) text += " (allocated at " + al.where + ")";
         return text;
     }
-    std::string text = "byte -" + std::to_string(bytes) + " of the " + std::to_string(al.bytes) +
-                       "-byte allocation";
-    if (say_where) text += " made at " + al.where;
+    std::string text = "byte -" + std::to_string(bytes) + " of " + unnamed(al);
+    if (say_where(al)) text += " made at " + al.where;
     return text + ": out of bounds (before its start)";
+}
+
+bool near_allocation(const Allocation& al, std::size_t distance) {
+    return distance <= std::max<std::size_t>(al.bytes, kGap);
+}
+
+std::string wild_address_text(std::uintptr_t a, unsigned size, std::string* detail) {
+    std::string message = "a wild address, ";
+    // How far it is from the nearest allocation, when it lies among them.
+    if (in_arena(a)) {
+        Allocation* below = nullptr;
+        find_allocation(a, &below);
+        Allocation* above = allocation_after(a);
+        std::uint64_t d = ~std::uint64_t{0};
+        if (below && a >= below->begin + below->bytes) d = a - (below->begin + below->bytes);
+        if (above) d = std::min<std::uint64_t>(d, above->begin - a);
+        message += d == ~std::uint64_t{0} ? "outside every device allocation"
+                                          : byte_count(d) + " from the nearest device allocation";
+    } else {
+        message += "not in device memory";
+    }
+    // The checker fills outputs and workspaces with a poison pattern, a NaN (which reads as
+    // 0x7fffffff, the GPU's canonical NaN, once a kernel has stored it): an index or a pointer
+    // made from either was read from memory the kernel (or the launcher) never wrote. An index
+    // near such a value, or near a multiple of it by a power of two (a tile number times the
+    // tile's size), is made from it.
+    const std::uint64_t patterns[] = {poison_bits(), poison_bits() ? 0x7fffffffu : 0u};
+    // How far an index is from the poison (times m, per m): ~0 when it is not near.
+    auto poison_distance = [&](std::uint64_t index) {
+        std::uint64_t best = ~std::uint64_t{0};
+        for (const std::uint64_t poison : patterns) {
+            for (std::uint64_t m = 1; poison && m <= (1u << 16); m *= 2) {
+                const std::uint64_t centre = poison * m;
+                const std::uint64_t off = index >= centre ? index - centre : centre - index;
+                if (off <= (m << 16)) best = std::min(best, off / m);
+            }
+        }
+        return best;
+    };
+    // Where it may have come from. The emulator does not see how an address was computed, only
+    // the pointers the kernel was given: the one below it from which the index is nearest the
+    // poison, else the nearest one (below it, or above for an index gone negative).
+    const unsigned unit = size ? size : 1;
+    const void* from = nullptr;
+    std::uint64_t from_poison = ~std::uint64_t{0};
+    for (const void* p : rt().pointer_args) {
+        auto v = reinterpret_cast<std::uintptr_t>(p);
+        if (!p || !in_arena(v) || !find_allocation(v, nullptr)) continue;
+        const std::uint64_t pd =
+            v <= a && (a - v) % unit == 0 ? poison_distance((a - v) / unit) : ~std::uint64_t{0};
+        auto dist = [&](std::uintptr_t x) { return x <= a ? a - x : x - a; };
+        const bool nearer = !from || dist(v) < dist(reinterpret_cast<std::uintptr_t>(from));
+        if (pd < from_poison || (pd == from_poison && nearer)) {
+            from = p;
+            from_poison = pd;
+        }
+    }
+    bool poisoned = from_poison != ~std::uint64_t{0};
+    if (from) {
+        auto v = reinterpret_cast<std::uintptr_t>(from);
+        const Allocation* al = find_allocation(v, nullptr);
+        const std::uint64_t off = a >= v ? a - v : v - a;
+        const std::string sign = a >= v ? "" : "-";
+        const std::string at = off % unit == 0 ? "element " + sign + std::to_string(off / unit) +
+                                                     " (of " + std::to_string(unit) + " bytes)"
+                                               : "byte " + sign + std::to_string(off);
+        *detail += std::string(poisoned ? "the pointer the kernel was given that points at "
+                                        : "of the pointers the kernel was given, the nearest "
+                                          "points at ") +
+                   global_location(*al, v) + "; from there this is " + at +
+                   ": an index or an offset far out of range, not an overrun of an array\n";
+    }
+    for (const std::uint64_t poison : patterns)
+        poisoned = poisoned || (poison && ((a >> 32) == poison || (a & 0xffffffffu) == poison));
+    if (poisoned)
+        *detail +=
+            "the address is made from the bits of the NaN the checker fills its buffers "
+            "with (" +
+            hex(poison_bits()) +
+            ", or 0x7fffffff once a kernel stored it): "
+            "an index, a counter or a pointer read from memory that was never written "
+            "or cleared (cudaMemsetAsync it before the kernel, or write it first)\n";
+    return message;
 }
 
 cudaError_t malloc_named(void** p, std::size_t bytes, const char* file, int line, const char* text,

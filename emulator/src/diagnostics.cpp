@@ -34,9 +34,38 @@ bool emulator_frame(const std::string& file) {
            file.find("/include/c++/") != std::string::npos;
 }
 
-std::string symbolize(const void* pc) {
+// A code address as the learner's code sees it: the innermost frame in the learner's code (the
+// line of the access), and the learner's functions it was inlined into, innermost first (a
+// __forceinline__ helper's line, then the line that called it).
+struct Frame {
+    std::string function;  // "load_status" (no parameters), "" when unknown
+    std::string site;      // "file.cu:66"
+};
+struct Symbol {
+    std::string where;           // the innermost learner frame ("?" when none)
+    std::vector<Frame> callers;  // the learner frames it is inlined into
+};
+
+std::string short_function(std::string f) {
+    // "look_back(unsigned long long const*, unsigned int)" -> "look_back"; keep template args.
+    int depth = 0;
+    for (std::size_t i = 0; i < f.size(); ++i) {
+        if (f.compare(i, 10, "operator()") == 0) {  // a lambda's or a functor's call operator
+            i += 9;
+            continue;
+        }
+        if (f[i] == '<') ++depth;
+        if (f[i] == '>') --depth;
+        if (f[i] == '(' && depth == 0 && i > 0) return f.substr(0, i);
+    }
+    return f == "??" ? "" : f;
+}
+
+Symbol symbolize(const void* pc) {
+    Symbol sym;
+    sym.where = "?";
     Dl_info info{};
-    if (!pc || !dladdr(pc, &info) || !info.dli_fname) return "?";
+    if (!pc || !dladdr(pc, &info) || !info.dli_fname) return sym;
     auto addr = reinterpret_cast<std::uintptr_t>(pc) - 1;  // inside the call instruction
     // Shared objects and PIE executables: addresses relative to the load base.
     std::uintptr_t offset = addr - reinterpret_cast<std::uintptr_t>(info.dli_fbase);
@@ -50,36 +79,107 @@ std::string symbolize(const void* pc) {
         }
     }
     char cmd[4400];
-    std::snprintf(cmd, sizeof cmd, "addr2line -i -e '%s' 0x%lx 2>/dev/null", exe.c_str(),
+    std::snprintf(cmd, sizeof cmd, "addr2line -i -f -C -e '%s' 0x%lx 2>/dev/null", exe.c_str(),
                   static_cast<unsigned long>(offset));
     FILE* f = ::popen(cmd, "r");
-    if (!f) return "?";
+    if (!f) return sym;
+    // Pairs of lines, innermost first: the function, then its file:line.
+    std::vector<Frame> frames;
     char line[4096];
-    std::string best, first;
+    std::string function;
+    bool want_function = true;
     while (std::fgets(line, sizeof line, f)) {
         std::string s = line;
         while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+        if (want_function) {
+            function = short_function(s);
+            want_function = false;
+            continue;
+        }
+        want_function = true;
         auto paren = s.find(" (discriminator");
         if (paren != std::string::npos) s.resize(paren);
         if (s.empty() || s[0] == '?') continue;
-        if (first.empty()) first = s;
-        auto colon = s.rfind(':');
-        if (best.empty() && colon != std::string::npos && !emulator_frame(s.substr(0, colon)))
-            best = s;
+        frames.push_back({function, s});
     }
     ::pclose(f);
-    if (!best.empty()) return best;
-    return first.empty() ? "?" : first;
+    if (frames.empty()) return sym;
+    // The innermost learner frame; the learner frames right outside it are its callers (an
+    // emulator or library frame in between ends the chain: the rewriter's launch lambda).
+    std::size_t first = frames.size();
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+        auto colon = frames[i].site.rfind(':');
+        if (colon != std::string::npos && !emulator_frame(frames[i].site.substr(0, colon))) {
+            first = i;
+            break;
+        }
+    }
+    if (first == frames.size()) {
+        sym.where = frames[0].site;
+        return sym;
+    }
+    sym.where = frames[first].site;
+    // addr2line may name the innermost frame by the out-of-line function around it (a helper in
+    // an anonymous namespace inlined into the launch's lambda): no name is better than that one.
+    auto launcher = [](const std::string& f) {
+        return f.rfind("operator()", 0) == 0 || f.find("lambda") != std::string::npos ||
+               f.find("cudalings_emu::") != std::string::npos || f == "_FUN";
+    };
+    std::string callee = launcher(frames[first].function) ? "" : frames[first].function;
+    for (std::size_t i = first + 1; i < frames.size() && sym.callers.size() < 3; ++i) {
+        auto colon = frames[i].site.rfind(':');
+        if (colon == std::string::npos || emulator_frame(frames[i].site.substr(0, colon))) break;
+        // The launch's lambda (the rewriter's `[&](auto&... cudalings_a)`, at the <<<>>> line)
+        // is where the kernel was entered from the host: no call of the learner's device code.
+        if (launcher(frames[i].function)) break;
+        sym.callers.push_back(frames[i]);
+    }
+    // The first caller's function name is the callee of the next: keep the helper's own name.
+    if (!sym.callers.empty()) sym.callers.insert(sym.callers.begin(), Frame{callee, ""});
+    return sym;
+}
+
+const Symbol& symbol_of(const void* pc) {
+    static std::unordered_map<const void*, Symbol> cache;
+    auto it = cache.find(pc);
+    if (it != cache.end()) return it->second;
+    return cache[pc] = symbolize(pc);
+}
+
+// Code addresses named since the last report: a report made elsewhere (the scheduler's stall
+// reports) names its lines through where_pc, and report() adds the calls of an inlined helper
+// whose line it names from these.
+std::vector<const void*>& recent_pcs() {
+    static std::vector<const void*> pcs;
+    return pcs;
+}
+
+std::string chain_text(const Symbol& s) {
+    if (s.callers.size() < 2) return "";
+    // callers[0] holds the helper's own name; callers[1...] the frames it was inlined into.
+    std::string text =
+        s.where + (s.callers[0].function.empty() ? " is in a function"
+                                                 : " is in " + s.callers[0].function + "()");
+    for (std::size_t i = 1; i < s.callers.size(); ++i) {
+        text += ", called at " + s.callers[i].site;
+        if (!s.callers[i].function.empty()) text += " (in " + s.callers[i].function + "())";
+    }
+    return text;
 }
 
 }  // namespace
 
 std::string where_pc(const void* pc) {
-    static std::unordered_map<const void*, std::string> cache;
-    auto it = cache.find(pc);
-    if (it != cache.end()) return it->second;
-    return cache[pc] = symbolize(pc);
+    const Symbol& s = symbol_of(pc);
+    if (!s.callers.empty()) {
+        auto& recent = recent_pcs();
+        if (std::find(recent.begin(), recent.end(), pc) == recent.end() && recent.size() < 64)
+            recent.push_back(pc);
+    }
+    return s.where;
 }
+
+std::string call_chain(const void* pc) { return chain_text(symbol_of(pc)); }
 
 std::string thread_name(const Thread& t) {
     std::ostringstream s;
@@ -104,6 +204,24 @@ std::string site(const char* file, int line) {
 }
 
 void report(Diagnostic d) {
+    // An inlined helper's line (load_status's load) says little about which call went wrong:
+    // name the calls of the pcs behind this report's line, once each.
+    std::vector<const void*> recent;
+    recent.swap(recent_pcs());
+    // Findings only: explain mode's pictures and metrics (info) keep their detail as it is (a
+    // picture's is JSON).
+    if (d.line > 0 && d.severity != "info") {
+        const std::string at = d.file + ":" + std::to_string(d.line);
+        std::vector<std::string> chains;
+        for (const void* pc : recent) {
+            const Symbol& s = symbol_of(pc);
+            std::string text = s.where == at ? chain_text(s) : "";
+            if (!text.empty() && std::find(chains.begin(), chains.end(), text) == chains.end() &&
+                d.detail.find(text) == std::string::npos)
+                chains.push_back(text);
+        }
+        for (const auto& text : chains) d.detail += text + "\n";
+    }
     auto& list = pending();
     std::size_t pictures = 0;
     for (auto& e : list) {

@@ -884,6 +884,8 @@ bool g_has_poison = false;
 
 }  // namespace
 
+std::uint32_t poison_bits() { return g_has_poison ? g_poison_bits : 0; }
+
 void cudalings_emu_set_poison(std::uint32_t bits) {
     g_poison_bits = bits;
     g_has_poison = bits != 0;  // 0: none
@@ -957,25 +959,37 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
                           cudaErrorIllegalAddress);
                 // Between two arrays: the nearer one is the likelier target (an index that went
                 // negative reaches below the next array, rather than past the previous one).
+                // Only an array it is near: an address gigabytes away from every allocation (an
+                // index read from memory nobody wrote) is wild, not an overrun of the last one.
                 Allocation* after = allocation_after(a);
-                if (after && !after->freed &&
-                    (!z || after->begin - a < a + size - (z->begin + z->bytes)))
+                if (after && (after->freed || !near_allocation(*after, after->begin - a)))
+                    after = nullptr;
+                if (z && !(a >= z->begin && a < z->begin + z->bytes) &&
+                    !near_allocation(*z, a + size - (z->begin + z->bytes)))
+                    z = nullptr;
+                if (after && (!z || after->begin - a < a + size - (z->begin + z->bytes)))
                     fatal("out-of-bounds",
                           std::string(access_word(write, kind)) + " " + location_before(*after, a),
                           "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n", pc,
                           cudaErrorIllegalAddress);
-                if (z)
+                if (!z) {
+                    std::string detail =
+                        "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n";
+                    const std::string wild = wild_address_text(a, size, &detail);
+                    fatal("out-of-bounds", what + ": " + wild, detail, pc, cudaErrorIllegalAddress);
+                }
+                {
+                    const std::string made =
+                        z->checker || z->host_named ? "" : "; allocated at " + z->where;
                     fatal("out-of-bounds",
                           std::string(access_word(write, kind)) + " " + global_location(*z, a) +
                               ": out of bounds (" +
                               std::to_string(a + size - (z->begin + z->bytes)) +
                               " bytes past the end of its " + std::to_string(z->bytes) +
                               "-byte allocation)",
-                          "by " + thread_name(*t) + " in block " + block_name(b.idx) +
-                              "; allocated at " + z->where + "\n",
+                          "by " + thread_name(*t) + " in block " + block_name(b.idx) + made + "\n",
                           pc, cudaErrorIllegalAddress);
-                fatal("out-of-bounds", what + ": outside every device allocation",
-                      "by " + thread_name(*t) + "\n", pc, cudaErrorIllegalAddress);
+                }
             }
             place.alloc = alloc;
             if (alloc->user_end && (a < alloc->user_begin || a + size > alloc->user_end)) {
@@ -999,14 +1013,24 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
         } else {
             refresh_modules();
             if (a < 65536 || !in_module(a)) {
+                // A host pointer argument is the likely cause only when the kernel was given
+                // one: otherwise the address was computed (a wild index) or read from memory.
+                bool host_argument = false;
+                for (const void* p : r.pointer_args) {
+                    auto v = reinterpret_cast<std::uintptr_t>(p);
+                    host_argument = host_argument || (p && !in_arena(v) && !in_module(v));
+                }
+                std::string detail =
+                    "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n";
+                std::string what =
+                    a < 65536 ? ": a null (or nearly null) pointer"
+                    : host_argument
+                        ? ": host memory, not device memory — a host pointer was passed to the "
+                          "kernel (copy the data with cudaMemcpy and pass the device pointer)"
+                        : ": " + wild_address_text(a, size, &detail);
                 fatal("host-pointer",
-                      std::string(access_word(write, kind)) + " address " + hex(a) +
-                          (a < 65536 ? ": a null (or nearly null) pointer"
-                                     : ": host memory, not device memory — a host pointer "
-                                       "was passed to the kernel (copy the data with "
-                                       "cudaMemcpy and pass the device pointer)"),
-                      "by " + thread_name(*t) + " in block " + block_name(b.idx) + "\n", pc,
-                      cudaErrorIllegalAddress);
+                      std::string(access_word(write, kind)) + " address " + hex(a) + what, detail,
+                      pc, cudaErrorIllegalAddress);
             }
             // __device__ / __constant__ variables, tables: no shadow, and a lockstep point only
             // for the volatile and atomic accesses a spin-wait polls.

@@ -215,6 +215,8 @@ struct Runtime {
     KernelBody body = nullptr;
     void* closure = nullptr;
     const LaunchSite* site = nullptr;
+    // The launch's pointer arguments, in order (what a wild address may have come from).
+    std::vector<const void*> pointer_args;
     std::uint32_t launch_serial = 0;
     std::uint32_t block_serial = 0;
     // Counts fences, atomic and volatile global accesses: the race detector orders accesses
@@ -299,6 +301,9 @@ struct Allocation {
     std::string name;
     std::size_t element = 0;
     bool host_named = false;  // named by the host program (the checker's own arrays)
+    // Made by the checker's kit for itself (cudalings_emu_checker_memory): never named by the
+    // kit's allocating line, which means nothing to a learner.
+    bool checker = false;
 };
 // "workspace[257]" (or "byte 1028 of the 65796-byte allocation made at f.cu:12").
 std::string global_location(const Allocation& al, std::uintptr_t a);
@@ -310,6 +315,16 @@ Allocation* find_allocation(std::uintptr_t a, Allocation** nearest);
 // bytes before its start)" for an address before an allocation's data (an index gone negative).
 Allocation* allocation_after(std::uintptr_t a);
 std::string location_before(const Allocation& al, std::uintptr_t a);
+// Whether an access `distance` bytes outside an allocation is an overrun of it (an index a little
+// past its end or before its start) rather than a wild address: within the allocation's own size
+// (an index at most twice too large), or within the unmapped gap that follows every allocation.
+bool near_allocation(const Allocation& al, std::size_t distance);
+// An out-of-bounds access that is near no allocation: "a wild address" and what is known of
+// where it came from (the kernel's pointer argument below it, the index from there, and whether
+// the index looks like the checker's poison: a value read from memory nobody wrote).
+std::string wild_address_text(std::uintptr_t a, unsigned size, std::string* detail);
+// The checker's poison pattern (0 when none is set).
+std::uint32_t poison_bits();
 bool is_device_pointer(const void* p);
 // Device memory open to this process's host code while it lives (a kernel's run, the runtime's
 // own copies and sets); closed (PROT_NONE) otherwise, as on a GPU. Nests; thread-safe.
@@ -330,6 +345,10 @@ void report(Diagnostic d);
 std::size_t pending_count();
 bool keep_pending_since(std::size_t from, const std::string& kind);
 std::string where_pc(const void* pc);  // "file.cu:12" of a code address
+// For a code address in a helper inlined into the learner's other functions: "f.cu:66 is in
+// load_status(), called at f.cu:110 (in look_back())"; "" otherwise. report() adds it to the
+// detail of a finding at that line whose code addresses were named through where_pc.
+std::string call_chain(const void* pc);
 std::string thread_name(const Thread& t);
 std::string block_name(uint3 b);
 std::string site(const char* file, int line);

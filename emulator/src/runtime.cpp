@@ -997,12 +997,8 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
                       : " (the value its cudaFuncSetAttribute opted in to)"));
         return;
     }
-    // Pointer arguments that are host memory: the GPU faults when the kernel uses them.
-    for (int i = 0; i < pointer_count; ++i) {
-        const void* p = pointer_args[i];
-        if (!p || is_device_pointer(p)) continue;
-        (void)p;  // reported at the first access (a kernel may never use it)
-    }
+    // Pointer arguments that are host memory: the GPU faults when the kernel uses them, so they
+    // are reported at the first access (a kernel may never use them).
     // Dry mode: checked, not run, or a sample of the blocks run while memory is as dry mode
     // leaves it (Options::sample_blocks).
     const bool sample = opts().dry && opts().sample_blocks > 0 && r.sample_intact;
@@ -1014,6 +1010,8 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     r.body = body;
     r.closure = closure;
     r.site = &site;
+    // Kept for the out-of-bounds reports: a wild address is named from the argument below it.
+    r.pointer_args.assign(pointer_args, pointer_args + (pointer_count > 0 ? pointer_count : 0));
     r.grid_dim = c.grid;
     r.block_dim = c.block;
     r.dynamic_bytes = c.shared_bytes;
@@ -1050,6 +1048,7 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     r.body = nullptr;
     r.closure = nullptr;
     r.site = nullptr;
+    r.pointer_args.clear();
 }
 
 }  // namespace cudalings_emu

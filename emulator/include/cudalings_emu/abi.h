@@ -27,6 +27,9 @@ CUDALINGS_EMU_API dim3 grid_dim();
 CUDALINGS_EMU_API void cudalings_emu_name_array(const void* p, const char* name,
                                                 std::size_t element_bytes);
 CUDALINGS_EMU_API void cudalings_emu_set_poison(std::uint32_t bits);
+// The checker's kit made the allocation at p for itself (dev::allocate): reports name it by the
+// buffer's name the checker gives it, or as the checker's own memory, never by the kit's line.
+CUDALINGS_EMU_API void cudalings_emu_checker_memory(const void* p);
 
 // Space for one launch's kernel parameters (valid until the launch returns).
 CUDALINGS_EMU_API void* parameter_space(std::size_t bytes, std::size_t align);
