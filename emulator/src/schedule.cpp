@@ -185,12 +185,14 @@ int line_of(const void* pc, std::string* file) {
     return std::atoi(w.c_str() + colon + 1);
 }
 
-// "element 4 (8-byte) of the array allocated at scan.cu:120"
+// "status[4]", or "element 4 (8-byte) of the array allocated at scan.cu:120": what the reports
+// of out-of-bounds accesses call the same memory (global_location).
 std::string what_is_polled(const Poll& p) {
     if (p.shared) return "shared memory";
     std::uintptr_t a = p.addr;
     if (in_arena(a)) {
         Allocation* al = find_allocation(a, nullptr);
+        if (al && !al->name.empty()) return global_location(*al, a);
         if (al) {
             std::size_t element = p.size ? (a - al->begin) / p.size : 0;
             std::string of = al->where.find("unknown") == std::string::npos
