@@ -60,16 +60,35 @@ bool below(std::uint64_t n, std::uint64_t t) { return n < t; }
 
 }  // namespace
 
+bool only_non_square_fail(const std::vector<ShapeOutcome>& outcomes) {
+    if (shapes_split(outcomes, [](const ShapeOutcome& o) { return o.rows != o.cols; })) return true;
+    int squares = 0, failing = 0;
+    for (const auto& o : outcomes) {
+        if (o.rows == o.cols) {
+            if (!o.passed) return false;
+            ++squares;
+        } else {
+            failing += !o.passed;
+        }
+    }
+    return squares > 0 && failing >= 2;
+}
+
 std::string shape_pattern_hint(const std::vector<ShapeOutcome>& outcomes, std::uint64_t tile) {
-    if (shapes_split(outcomes, [](const ShapeOutcome& o) { return o.rows != o.cols; }))
-        return "Only the non-square shapes fail: rows and cols are swapped somewhere (a row "
-               "length, a count of tiles across, a bound).";
-    if (shapes_split(outcomes, [&](const ShapeOutcome& o) {
-            return o.rows % tile != 0 || o.cols % tile != 0;
-        }))
+    const auto partial = [&](const ShapeOutcome& o) {
+        return o.rows % tile != 0 || o.cols % tile != 0;
+    };
+    // The partial tiles' rule only where it is an exact split: a swap that spares some
+    // non-square shapes is still named below.
+    const bool non_square =
+        shapes_split(outcomes, [](const ShapeOutcome& o) { return o.rows != o.cols; });
+    if (!non_square && shapes_split(outcomes, partial))
         return "Only shapes with a side that is not a multiple of " + std::to_string(tile) +
                " fail: the partial tiles along the edges (a bounds test missing, or one phase "
                "testing another phase's bounds).";
+    if (non_square || only_non_square_fail(outcomes))
+        return "Only the non-square shapes fail (every square one passed): rows and cols are "
+               "swapped somewhere (a row length, a count of tiles across, a bound).";
     return {};
 }
 

@@ -38,6 +38,10 @@ struct ShapeOutcome {
     bool passed = false;
 };
 std::string shape_pattern_hint(const std::vector<ShapeOutcome>& outcomes, std::uint64_t tile = 32);
+// Whether the failures say "rows and cols are swapped": at least one square shape, every square
+// shape passed, and the failing ones are non-square: every non-square shape, or at least two of
+// them (a swap that happens to be harmless for some shapes, N×1 say, is still a swap).
+bool only_non_square_fail(const std::vector<ShapeOutcome>& outcomes);
 
 // What the mismatches of one failing case look like, in a sentence:
 // nothing written, only the tail unwritten, every element wrong, ...

@@ -55,6 +55,22 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
     return false;
 }
 
+// The clue that every failing case carries (kit::Clue): at least two failing cases, every one
+// WRONG with the same key, and at least one whose mismatches fit nothing else. Its words are
+// those of the first case that shows it alone. Null when the evidence does not fit one cause.
+const CaseClue* common_clue(const std::vector<CaseResult>& cases) {
+    const CaseClue* found = nullptr;
+    int failing = 0;
+    for (const auto& c : cases) {
+        if (c.verdict == Verdict::Pass || c.verdict == Verdict::Skipped) continue;
+        if (c.verdict != Verdict::Wrong || c.clue.key.empty()) return nullptr;
+        if (found && c.clue.key != found->key) return nullptr;
+        ++failing;
+        if (!found || (c.clue.alone && !found->alone)) found = &c.clue;
+    }
+    return failing >= 2 && found->alone ? found : nullptr;
+}
+
 }  // namespace
 
 void conclude(StepReport& r) {
@@ -71,20 +87,39 @@ void conclude(StepReport& r) {
         return;
     }
     Verdict verdict = Verdict::Pass;
-    bool only_wrong = true;
+    bool only_wrong = true, ran_only_wrong = true, all_shapes = true;
     std::vector<SizeOutcome> sizes;
     std::vector<ShapeOutcome> shapes;
     for (const auto& c : r.cases) {
         if (c.verdict != Verdict::Skipped) verdict = worst(verdict, c.verdict);
         if (c.verdict != Verdict::Pass && c.verdict != Verdict::Wrong) only_wrong = false;
         sizes.push_back({c.n, c.verdict == Verdict::Pass});
-        if (c.cols) shapes.push_back({c.rows, c.cols, c.verdict == Verdict::Pass});
+        // Shapes: the cases that ran, which is all a pattern can be seen in (under emulation the
+        // larger shapes are not run once a smaller one failed).
+        if (c.verdict == Verdict::Skipped) continue;
+        if (c.verdict != Verdict::Pass && c.verdict != Verdict::Wrong) ran_only_wrong = false;
+        if (c.cols)
+            shapes.push_back({c.rows, c.cols, c.verdict == Verdict::Pass});
+        else
+            all_shapes = false;
     }
     // 2-D cases: patterns of shapes (a size pattern of rows · cols would mislead).
-    if (only_wrong)
-        r.pattern = shapes.empty()                  ? size_pattern_hint(sizes)
-                    : shapes.size() == sizes.size() ? shape_pattern_hint(shapes)
-                                                    : std::string();
+    std::string fact;  // a fact of every case, put before the first failing case in the reason
+    if (!shapes.empty()) {
+        if (ran_only_wrong && all_shapes) {
+            r.pattern = shape_pattern_hint(shapes);
+            if (only_non_square_fail(shapes))
+                fact = "only the non-square shapes fail (every square one passed)";
+        }
+    } else if (only_wrong) {
+        r.pattern = size_pattern_hint(sizes);
+    }
+    // A likely cause that every failing case fits, from the lesson's judge.
+    if (fact.empty() && verdict == Verdict::Wrong)
+        if (const CaseClue* clue = common_clue(r.cases)) {
+            fact = clue->fact;
+            r.pattern = clue->advice;
+        }
     r.reason.clear();
     if (verdict != Verdict::Pass) {
         for (const auto& c : r.cases)
@@ -93,6 +128,8 @@ void conclude(StepReport& r) {
                     c.name + ": " + (c.reason.empty() ? std::string(name(c.verdict)) : c.reason);
                 break;
             }
+        if (!fact.empty() && verdict == Verdict::Wrong)
+            r.reason = fact + "; the first: " + r.reason;
     } else if (r.timing_verdict != Verdict::Pass) {
         verdict = r.timing_verdict;
         r.reason = "during timing: " + r.timing_error;

@@ -46,6 +46,16 @@ inline int emulator_finding_rank(const std::string& kind) {
     return rank;
 }
 
+// A likely cause that one failing case's mismatches fit (kit::Clue, judge.h). The conclusion
+// (conclude.h) states it for the step only when every failing case fits the same one and at
+// least one of them shows it alone.
+struct CaseClue {
+    std::string key;     // what fits, with its parameters: "tile-end:256"; empty: no clue
+    std::string fact;    // the fact in a few words, for the step's reason
+    std::string advice;  // the fact and the likely cause, in a sentence or two
+    bool alone = false;  // this case's mismatches fit nothing else the judge knows of
+};
+
 // The outcome of one case (event "case").
 struct CaseResult {
     static constexpr const char* kEvent = "case";
@@ -62,6 +72,7 @@ struct CaseResult {
     std::uint64_t wrong = 0, unwritten = 0, first_wrong = 0, last_wrong = 0;
     std::vector<Mismatch> first;  // the first mismatches
     std::vector<EmulatorFinding> emulator;
+    CaseClue clue;  // a failing case's likely cause, where its mismatches fit one
 };
 
 // The case that blames the learner's code for ending its process before the first case: while
@@ -193,8 +204,9 @@ struct ChecksListing {
 #define CUDALINGS_JSON(Type, ...) NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(Type, __VA_ARGS__)
 CUDALINGS_JSON(Mismatch, index, got, expected)
 CUDALINGS_JSON(EmulatorFinding, kind, severity, file, line, message, detail, count)
+CUDALINGS_JSON(CaseClue, key, fact, advice, alone)
 CUDALINGS_JSON(CaseResult, index, name, n, size, rows, cols, verdict, reason, detail, tolerance,
-               checked, wrong, unwritten, first_wrong, last_wrong, first, emulator)
+               checked, wrong, unwritten, first_wrong, last_wrong, first, emulator, clue)
 CUDALINGS_JSON(TimingSide, present, median_us, p25_us, p75_us, min_us, samples, stop)
 CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, learner, reference, note,
                verified, failed_sample, failure, outside_stream, refreshed, host_median_us,

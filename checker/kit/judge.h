@@ -208,12 +208,24 @@ SumStats sum_in_double(const float* x, u64 n, cudaStream_t s);
 // ---------------------------------------------------------------- the verdict of a judge
 enum class Status { Pass, Wrong, MemoryError };
 
+// A likely cause that this case's mismatches fit, for the step's conclusion: it is stated for
+// the step (its reason and advice) only when every failing case carries the same key and at least
+// one shows it `alone` (core/conclude.h). A case that fits it but also fits another cause (wrong
+// outputs near an end of the array, where the boundary rule acts too) carries it with alone false.
+struct Clue {
+    std::string key;     // what fits, with its parameters ("tile-end:256"); empty: none
+    std::string fact;    // a few words for the step's reason ("...wrong at the end of every tile")
+    std::string advice;  // the fact and its likely cause, for the learner
+    bool alone = false;
+};
+
 struct Outcome {
     Status status = Status::Pass;
     std::string reason;     // short: "values", "unwritten output", "counts: values"
     std::string detail;     // a sentence or two for the learner
     std::string tolerance;  // how close is close enough, and why
     Comparison cmp;         // the comparison the mismatches shown come from
+    Clue clue;              // a likely cause the mismatches fit (set by a lesson's judge)
     bool pass() const { return status == Status::Pass; }
     // Adds a sentence to the detail (a lesson's own diagnosis); nothing for an empty one.
     void explain(const std::string& sentence) {

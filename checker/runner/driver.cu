@@ -94,6 +94,8 @@ void fill(CaseResult& r, const kit::Outcome& o) {
     r.last_wrong = o.cmp.last;
     r.first.clear();
     for (const auto& m : o.cmp.samples) r.first.push_back({m.index, m.got, m.expected});
+    r.clue = {};
+    if (!o.pass()) r.clue = {o.clue.key, o.clue.fact, o.clue.advice, o.clue.alone};
 }
 
 kit::Outcome judge_call(kit::Problem& p) {

@@ -169,7 +169,16 @@ class Transpose : public Problem {
         return {Case::of(Shape::grid(16384, 16384), dist::uniform).timed_as("16384×16384")};
     }
     static Advice advice() {
-        return {{"CRASH",
+        // Where the step's conclusion found that only non-square shapes fail, every square one
+        // passing (core/conclude.h): the transpose's own places where rows and cols swap.
+        return {{"WRONG/only the non-square shapes fail",
+                 "Every square shape passed and only non-square ones fail: rows and cols are "
+                 "swapped somewhere, not a bounds test missing (a square matrix hides a swap). "
+                 "The input is rows × cols, the output cols × rows: out[c * rows + r] = in[r * "
+                 "cols + c]; a row of the input is ceil(cols / 32) tiles across and the input "
+                 "has ceil(rows / 32) rows of tiles; the load tests r < rows and c < cols, the "
+                 "store the output's bounds."},
+                {"CRASH",
                  "If it is a tall or wide matrix (2^22×4) that fails to launch "
                  "(cudaErrorInvalidConfiguration), a grid dimension is over its limit: gridDim.y "
                  "and gridDim.z may not exceed 65,535. Put every tile on x and split the block "
@@ -192,11 +201,8 @@ class Transpose : public Problem {
         o.detail = where_wrong(o.cmp);
         o.explain(where_from(o.cmp));
         o.explain(in_partial_tiles(o.cmp));
-        if (rows() != cols())
-            o.explain(
-                "This matrix is not square: if the square shapes pass, rows and cols are "
-                "swapped somewhere (the output has rows columns: out[c * rows + r]; a row of "
-                "the input is ceil(cols / 32) tiles across).");
+        // Whether only the non-square shapes fail is a fact of all the cases, not of this one:
+        // the step's conclusion states it where it holds (and advice() says what to look at).
         return o;
     }
     Traffic traffic() const override { return Traffic().read<float>(n()).write<float>(n()); }

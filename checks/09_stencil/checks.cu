@@ -151,6 +151,21 @@ struct EvolvedInside {
     }
 };
 
+// The same, except in a band around the edges of tiles of `period` cells: the `before` cells
+// before each edge k·period and the `after` cells from it are accepted whatever they hold (for
+// telling a tile's halo from the rest).
+template <int kHalf>
+struct EvolvedOffTileEdges {
+    Evolved<kHalf> e;
+    const float* got;
+    u64 period, before, after;
+    __host__ __device__ Want operator()(u64 i) const {
+        const u64 m = i % period;
+        if (m >= period - before || m < after) return Want::exactly_as(got[i]);
+        return e(i);
+    }
+};
+
 // What the stencil problems share: in, out, the workspace and the weights of a case, and the
 // call.
 class StencilProblem : public Problem {
@@ -323,6 +338,9 @@ class Stencil : public StencilProblem {
                 "from the wrong side).");
             return;
         }
+        // Whether some wrong element is farther than radius × steps from both ends (-1: every
+        // element is that near an end).
+        int interior = -1;
         if (2 * reach < static_cast<long long>(n())) {
             const Comparison inside =
                 small ? compare(out_.get(), n(),
@@ -332,14 +350,114 @@ class Stencil : public StencilProblem {
                                 EvolvedInside<kMaxRadius * 10>{
                                     evolved<kMaxRadius * 10>(steps(), false), out_.get(), reach},
                                 stream());
-            if (inside.wrong == 0)
-                o.explain(
-                    "Every wrong element is within radius × steps = " + std::to_string(reach) +
-                    " of an end of the array, and the rest is "
-                    "right: look at the " +
-                    std::string(boundary_text(boundary())) +
-                    " rule, which holds at every time step for the array being read.");
+            interior = inside.wrong != 0;
         }
+        const bool at_tile_edges = tile_edges(o, interior == 1);
+        if (at_tile_edges && o.clue.alone) return;  // the tiles' halo, nothing else fits
+        if (interior == 0) {
+            o.explain("Every wrong element is within radius × steps = " + std::to_string(reach) +
+                      " of an end of the array, and the rest is "
+                      "right: look at the " +
+                      std::string(boundary_text(boundary())) +
+                      " rule, which holds at every time step for the array being read.");
+            if (at_tile_edges)
+                o.explain("They are also all at the " +
+                          std::string(o.clue.key.rfind("tile-end", 0) == 0 ? "end" : "start") +
+                          " of a tile of " + o.clue.key.substr(o.clue.key.find(':') + 1) +
+                          " cells, where a tile's halo is read: if the other failing sizes are "
+                          "wrong there too, whatever the rule, the halo is the cause.");
+        }
+    }
+    // Whether every wrong element lies at the end of a tile of P cells (P a power of two from
+    // 32, the learner's tile, found from the mismatches): the last R outputs of each tile, which
+    // read its right halo (with several time steps, the error spreads R cells each way per
+    // step: R·steps before the edge and R·(steps - 1) after it); or at its start, the first R,
+    // which read the left halo. Explains it and sets the clue the step's conclusion groups by
+    // (`alone`: some wrong element is far from both ends of the array, where only a tile edge
+    // is). False when the mismatches are anywhere else.
+    bool tile_edges(Outcome& o, bool alone) const {
+        const u64 r = static_cast<u64>(radius()), s = static_cast<u64>(steps());
+        const Comparison& c = o.cmp;
+        for (const bool at_end : {true, false}) {
+            const u64 before = at_end ? r * s : r * (s - 1), after = at_end ? r * (s - 1) : r * s;
+            const auto in_band = [&](u64 i, u64 p) {
+                const u64 m = i % p;
+                return m >= p - before || m < after;
+            };
+            // The tile: the largest power of two from 32 whose band holds every wrong element
+            // (a smaller one's bands hold them too, so it is not the learner's tile). Tried
+            // from the largest whose bands hold the first, the last and the listed mismatches,
+            // below twice n (a larger tile says nothing of the array), and whose bands cover
+            // less than half of it (a wider band would say little).
+            const auto fits_known = [&](u64 p) {
+                if (!in_band(c.first, p) || !in_band(c.last, p)) return false;
+                for (const auto& m : c.samples)
+                    if (!in_band(m.index, p)) return false;
+                return true;
+            };
+            // At most 20 compares, of a failing case: far fewer where the first wrong element
+            // is not at the start of the array. Some wrong element must lie at an edge other
+            // than position 0 (wrong outputs only at the start are the boundary rule's).
+            u64 period = 0;
+            for (u64 p = u64{1} << 24; p >= 32 && 2 * (before + after) < p; p /= 2) {
+                if (p >= 2 * n() || c.last + before < p || !fits_known(p)) continue;
+                const Comparison off =
+                    radius() * steps() <= 16
+                        ? compare(out_.get(), n(),
+                                  EvolvedOffTileEdges<16>{evolved<16>(steps(), false), out_.get(),
+                                                          p, before, after},
+                                  stream())
+                        : compare(out_.get(), n(),
+                                  EvolvedOffTileEdges<kMaxRadius * 10>{
+                                      evolved<kMaxRadius * 10>(steps(), false), out_.get(), p,
+                                      before, after},
+                                  stream());
+                if (off.wrong == 0) {
+                    period = p;
+                    break;
+                }
+            }
+            if (period == 0) continue;
+            // Shown alone only where the band is narrow: at most a quarter of the tile.
+            const bool shown = alone && 4 * (before + after) <= period;
+            const std::string p = std::to_string(period), rs = std::to_string(r);
+            const std::string where =
+                at_end ? "the last R = " + rs + " of a tile of " + p + " cells (k·" + p + " - " +
+                             rs + " .. k·" + p + " - 1)"
+                       : "the first R = " + rs + " of a tile of " + p + " cells (k·" + p +
+                             " .. k·" + p + " + " + rs + " - 1)";
+            const std::string spread =
+                s == 1 ? ""
+                       : " (after " + std::to_string(s) +
+                             " time steps: the first step's error spreads R cells each way per "
+                             "step, so every wrong output is within " +
+                             std::to_string(before) + " before the edge of a tile or " +
+                             std::to_string(after) + " from it)";
+            const std::string halo =
+                at_end ? "the right halo: the R cells after the tile, x[b0 + " + p + " .. b0 + " +
+                             p + " + R), through load() where they lie past n"
+                       : "the left halo: the R cells before the tile, x[b0 - R .. b0), "
+                         "through load() where they lie before 0";
+            if (shown)
+                o.explain("The wrong outputs are " + where + spread +
+                          ", and every other output is right: those are the outputs that read " +
+                          halo + ".");
+            o.clue.key = std::string(at_end ? "tile-end:" : "tile-start:") + p;
+            o.clue.fact = "wrong only at the " + std::string(at_end ? "end" : "start") +
+                          " of each tile of " + p + " (its " + (at_end ? "last" : "first") +
+                          " R outputs: the " + (at_end ? "right" : "left") + " halo)";
+            o.clue.advice =
+                "In every failing case the wrong outputs lie at the " +
+                std::string(at_end ? "end" : "start") + " of a tile of " + p + " cells: the " +
+                (at_end ? "last" : "first") +
+                " R (the radius), or with several time steps within R·steps of that edge; every "
+                "other output is right, and some of the wrong ones are far from both ends of the "
+                "array, so the boundary rule is not the cause. Look at " +
+                halo + ": each block loads it itself, before its barrier.";
+            o.clue.alone = shown;
+            return true;
+        }
+        return false;
     }
     bool weights_symmetric() const {
         for (std::size_t k = 0; k < weights_.size(); ++k)

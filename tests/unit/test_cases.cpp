@@ -84,6 +84,31 @@ TEST_CASE("2-D shapes: non-square failures and partial-tile failures are named",
     CHECK(shape_pattern_hint(outcomes2([](auto r, auto) { return r != 31; })).empty());
 }
 
+TEST_CASE("2-D shapes: a swap that spares some non-square shapes is still named, only on evidence",
+          "[cases]") {
+    const std::pair<std::uint64_t, std::uint64_t> shapes[] = {
+        {1, 1}, {1, 33}, {33, 1}, {31, 33}, {32, 32}, {64, 64}, {1000, 1}, {255, 257}};
+    auto outcomes2 = [&](auto passes) {
+        std::vector<ShapeOutcome> v;
+        for (auto [r, c] : shapes) v.push_back({r, c, passes(r, c)});
+        return v;
+    };
+    // N×1 shapes pass (a stride that is 1 there), every square passes, the rest fail.
+    const auto spared = outcomes2([](auto r, auto c) { return r == c || c == 1; });
+    CHECK(only_non_square_fail(spared));
+    CHECK(shape_pattern_hint(spared).find("Only the non-square shapes fail") != std::string::npos);
+    // A square one fails: no swap is named.
+    const auto square_fails =
+        outcomes2([](auto r, auto c) { return (r == c && r != 64) || c == 1; });
+    CHECK_FALSE(only_non_square_fail(square_fails));
+    CHECK(shape_pattern_hint(square_fails).empty());
+    // One non-square failure is too little to name a swap.
+    CHECK_FALSE(only_non_square_fail(outcomes2([](auto r, auto) { return r != 31; })));
+    // No square shape at all: nothing says the squares pass.
+    std::vector<ShapeOutcome> no_square{{1, 33, false}, {33, 1, false}, {4, 8, true}};
+    CHECK_FALSE(only_non_square_fail(no_square));
+}
+
 TEST_CASE("mismatch shapes are described in words", "[cases]") {
     CHECK(describe_mismatches({100, 100, 100, 0, 99}).find("Nothing was written") == 0);
     auto tail = describe_mismatches({1000, 232, 232, 768, 999});

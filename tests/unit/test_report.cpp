@@ -323,3 +323,90 @@ TEST_CASE("performance goals are met or not from the pictures, and say why", "[r
     CHECK(back.goals[0].evidence == r.goals[0].evidence);
     CHECK(!back.goals[0].met);
 }
+
+namespace {
+CaseResult clue_case(int index, std::uint64_t n, Verdict v, const std::string& key, bool alone) {
+    CaseResult c;
+    c.index = index;
+    c.name = "n=" + std::to_string(n);
+    c.n = n;
+    c.verdict = v;
+    c.reason = v == Verdict::Wrong ? "values" : "";
+    if (!key.empty())
+        c.clue = {key, "wrong only at the end of each tile of 256", "the right halo, advice",
+                  alone};
+    return c;
+}
+}  // namespace
+
+// A judge's clue (kit::Clue) is the step's lead only where every failing case fits it: at least
+// two of them, all WRONG with the same key, one that shows it alone.
+TEST_CASE("a clue every failing case carries leads the step's reason, and only then", "[report]") {
+    StepReport r;
+    r.cases = {clue_case(0, 31, Verdict::Pass, "", false),
+               clue_case(1, 255, Verdict::Wrong, "tile-end:256", false),
+               clue_case(2, 513, Verdict::Wrong, "tile-end:256", true),
+               clue_case(3, 1u << 20, Verdict::Skipped, "", false)};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Wrong);
+    CHECK(r.reason == "wrong only at the end of each tile of 256; the first: n=255: values");
+    CHECK(r.pattern == "the right halo, advice");
+
+    // No case shows it alone: the evidence also fits another cause.
+    StepReport weak = r;
+    weak.cases[2].clue.alone = false;
+    conclude(weak);
+    CHECK(weak.reason == "n=255: values");
+    CHECK(weak.pattern.empty());
+
+    // One failing case without the clue (or with another key): no lead.
+    StepReport mixed = r;
+    mixed.cases.push_back(clue_case(4, 4097, Verdict::Wrong, "", false));
+    conclude(mixed);
+    CHECK(mixed.reason == "n=255: values");
+    StepReport other = r;
+    other.cases[1].clue.key = "tile-end:512";
+    conclude(other);
+    CHECK(other.reason == "n=255: values");
+
+    // A single failing case is no pattern across cases.
+    StepReport one = r;
+    one.cases.erase(one.cases.begin() + 1);
+    conclude(one);
+    CHECK(one.reason == "n=513: values");
+}
+
+// 2-D cases: the shapes that ran are the evidence; those not run (emulated, after a smaller
+// failure) count neither way, and the lesson's advice qualified by the fact is chosen.
+TEST_CASE("only non-square failures, every square passing, lead the reason of a 2-D step",
+          "[report]") {
+    auto shape = [](int index, std::uint64_t rows, std::uint64_t cols, Verdict v) {
+        CaseResult c;
+        c.index = index;
+        c.name = std::to_string(rows) + "×" + std::to_string(cols);
+        c.rows = rows;
+        c.cols = cols;
+        c.n = rows * cols;
+        c.verdict = v;
+        c.reason = v == Verdict::Wrong ? "unwritten output" : "";
+        return c;
+    };
+    StepReport r;
+    r.cases = {shape(0, 1, 1, Verdict::Pass), shape(1, 1, 33, Verdict::Wrong),
+               shape(2, 33, 1, Verdict::Wrong), shape(3, 32, 32, Verdict::Pass),
+               shape(4, 16384, 16384, Verdict::Skipped)};
+    r.advice_by_verdict = {{"WRONG/only the non-square shapes fail", "the lesson's words"}};
+    conclude(r);
+    CHECK(r.reason ==
+          "only the non-square shapes fail (every square one passed); the first: 1×33: "
+          "unwritten output");
+    CHECK_THAT(r.pattern, ContainsSubstring("rows and cols are swapped"));
+    CHECK(r.advice == "the lesson's words");
+
+    StepReport square_fails = r;
+    square_fails.cases[3].verdict = Verdict::Wrong;
+    square_fails.cases[3].reason = "values";
+    conclude(square_fails);
+    CHECK(square_fails.reason == "1×33: unwritten output");
+    CHECK(square_fails.advice.empty());
+}
