@@ -208,6 +208,20 @@ void report(Diagnostic d) {
     // name the calls of the pcs behind this report's line, once each.
     std::vector<const void*> recent;
     recent.swap(recent_pcs());
+    auto& list = pending();
+    std::size_t pictures = 0;
+    for (auto& e : list) {
+        // One report per kind and line (the first occurrence's text), with a count. Before
+        // anything else: a race can be reported hundreds of thousands of times in one launch.
+        if (e.kind == d.kind && e.file == d.file && e.line == d.line &&
+            ((d.kind != "metric" && d.kind != "access") || e.message == d.message)) {
+            ++e.count;
+            return;
+        }
+        pictures += e.kind == "access";
+    }
+    // Explain mode's pictures (16 per launch) never crowd out the findings: 64 at most.
+    if (list.size() >= 200 || (d.kind == "access" && pictures >= 64)) return;
     // Findings only: explain mode's pictures and metrics (info) keep their detail as it is (a
     // picture's is JSON).
     if (d.line > 0 && d.severity != "info") {
@@ -222,19 +236,6 @@ void report(Diagnostic d) {
         }
         for (const auto& text : chains) d.detail += text + "\n";
     }
-    auto& list = pending();
-    std::size_t pictures = 0;
-    for (auto& e : list) {
-        // One report per kind and line (the first occurrence's text), with a count.
-        if (e.kind == d.kind && e.file == d.file && e.line == d.line &&
-            ((d.kind != "metric" && d.kind != "access") || e.message == d.message)) {
-            ++e.count;
-            return;
-        }
-        pictures += e.kind == "access";
-    }
-    // Explain mode's pictures (16 per launch) never crowd out the findings: 64 at most.
-    if (list.size() >= 200 || (d.kind == "access" && pictures >= 64)) return;
     list.push_back(std::move(d));
 }
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -224,6 +225,12 @@ void check_emulated_fixtures(std::size_t shard, std::size_t shards) {
             "--root", root, "check", f.step.substr(0, f.step.size() - 3), "--emulate", "--json"};
         for (const auto& flag : f.flags)
             if (flag != "--sanitize") args.push_back(flag);
+        // The emulator's time limit is wall-clock (half the case timeout): among CI's parallel
+        // tests on two cores, a race-heavy case (10_gemm's k = 1000 under a prefetch race) ran
+        // past the default 10 s and became "too slow" instead of its race. Twice the default
+        // here; a learner's check keeps the default.
+        if (std::find(f.flags.begin(), f.flags.end(), "--case-timeout") == f.flags.end())
+            args.insert(args.end(), {"--case-timeout", "40"});
         auto r = cudalings(args, state);
         INFO(f.name << ": exit " << r.code << "\n"
                     << r.out.substr(0, 3000) << r.err.substr(0, 1000));
