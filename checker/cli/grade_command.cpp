@@ -403,7 +403,7 @@ std::vector<std::string> worker_argv(const Options& o, const GradeArgs& a, const
 // A worker's longest honest run: every step built (twice under emulation) and run in up to
 // four runner processes, with the sanitizer's four tools on top when asked.
 double worker_budget(const Options& o, std::size_t steps) {
-    double per_step = 2 * o.compile_timeout + 4 * 180 + (o.sanitize ? 4 * 180 : 0) + 60;
+    double per_step = 2 * (3 * o.compile_timeout + 30) + 4 * 180 + (o.sanitize ? 4 * 180 : 0) + 60;
     return 60 + per_step * static_cast<double>(steps);
 }
 
@@ -758,7 +758,7 @@ Command add_grade_command(CLI::App& app, Options& o) {
     grade->add_flag("--emulate", args->emulate, "run on the CPU emulator even where a GPU is");
     grade->add_flag("--no-emulate", args->no_emulate,
                     "without a GPU, only compile (SKIPPED) instead of emulating");
-    grade->add_option("--compile-timeout", o.compile_timeout, "seconds a build may take")
+    grade->add_option("--compile-timeout", o.compile_timeout, "seconds of CPU time each compiler process of a build may use (its wall-clock limit: 3x + 30 s)")
         ->check(CLI::PositiveNumber);
     grade->add_option("--case-timeout", o.case_timeout, "seconds without progress before a TIMEOUT")
         ->check(CLI::PositiveNumber);

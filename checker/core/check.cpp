@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <csignal>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -164,6 +165,24 @@ std::string describe_end(const ChildResult& child, double idle_seconds) {
 // the machine's swap.
 constexpr std::size_t kBuildMemoryLimit = std::size_t{4} << 30;
 
+// A build's time limits. `--compile-timeout` is CPU time, for each compiler process (nvcc's
+// cicc, ptxas, the host compiler; the screen's passes): a machine busy with other work slows a
+// build down but cannot make it fail. Its wall-clock backstop, for a build that waits on
+// something instead of compiling, is three times as long and 30 s more.
+ChildOptions build_limits(double compile_seconds) {
+    ChildOptions o;
+    o.cpu_seconds = compile_seconds;
+    o.wall_seconds = 3 * compile_seconds + 30;
+    return o;
+}
+
+// Whether a build's process was stopped at the CPU limit (the compiler driver says which).
+bool cpu_limit_hit(const ChildResult& child) {
+    const std::string text = child.err.head + child.out.head;
+    return child.signal == SIGXCPU || text.find("CPU time limit exceeded") != std::string::npos ||
+           text.find("Cpu time limit exceeded") != std::string::npos;
+}
+
 // sandbox: what a build of `source` sees: its include directories, the file itself, the tools'
 // installations, and `work`, the only place it writes.
 SandboxView build_view(const std::vector<std::string>& include_dirs, const std::string& source,
@@ -199,8 +218,7 @@ std::optional<PolicyViolation> screen_file(const CompileRequest& request, const 
                    std::string("-arch=") +
                        (request.arch.empty() ? std::string(kCompileOnlyArch) : request.arch));
         if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
-        ChildOptions o;
-        o.wall_seconds = seconds;  // the build's own limit: it runs beside the build
+        ChildOptions o = build_limits(seconds);  // the build's own limits: it runs beside it
         o.memory_limit = kBuildMemoryLimit;
         o.memory_group = &memory;  // ... and its memory too
         auto child = run_contained(sandbox, cmd, o, view);
@@ -392,8 +410,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     request.output = temporary;
     const SandboxView view = build_view(request.include_dirs, source, work.path(), {request.nvcc});
     const Sandbox* sandbox = options_.sandbox.get();
-    ChildOptions o;
-    o.wall_seconds = options_.compile_seconds;
+    ChildOptions o = build_limits(options_.compile_seconds);
     o.output_cap = 64 * 1024;
     o.memory_limit = kBuildMemoryLimit;
     const MemoryGroup build_memory(kBuildMemoryLimit);  // nvcc's, the screen's and nm's
@@ -401,7 +418,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     say("compiling " + source);
     if (while_building) while_building(object);
     auto start = Clock::now();
-    const auto build_deadline = after_seconds(options_.compile_seconds);
+    const auto build_deadline = after_seconds(o.wall_seconds);
     // The policy screen reads the preprocessed file (device and host views) while nvcc builds.
     PolicyRules rules;
     rules.forbidden_libraries = step.forbid;
@@ -450,8 +467,16 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     if (child.timed_out) {
         discard();
         report.verdict = Verdict::CompileError;
-        report.reason =
-            "nvcc did not finish within " + std::to_string(int(options_.compile_seconds)) + " s";
+        report.reason = "nvcc did not finish within " + std::to_string(int(o.wall_seconds)) +
+                        " s (it was waiting, not compiling)";
+        return false;
+    }
+    if (!child.exited_ok() && cpu_limit_hit(child)) {
+        discard();
+        report.verdict = Verdict::CompileError;
+        report.reason = "the build used more than " +
+                        std::to_string(int(options_.compile_seconds)) +
+                        " s of CPU time in one compiler process (the compile time limit)";
         return false;
     }
     bool have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
@@ -1486,11 +1511,12 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const
     b.output = tmp + ".so";
     SandboxView view = build_view(b.include_dirs, b.source, work.path(), {b.cxx});
     view.read_only.insert(view.read_only.end(), {b.rewriter, b.emulator_include, b.cuda_include});
-    const auto deadline = after_seconds(options_.compile_seconds);
+    const ChildOptions limits = build_limits(options_.compile_seconds);
+    const auto deadline = after_seconds(limits.wall_seconds);
     say("building for the CPU emulator");
     const MemoryGroup build_memory(kBuildMemoryLimit);
     for (const auto& cmd : emulated_build_commands(b)) {
-        ChildOptions o;
+        ChildOptions o = limits;
         o.wall_seconds = seconds_until(deadline);
         o.output_cap = 16 * 1024;
         o.memory_limit = kBuildMemoryLimit;

@@ -41,7 +41,7 @@ struct CheckOptions {
     std::uint64_t seed = 0;
     bool timing = true;
     std::string nvcc;               // empty: the build's nvcc, else "nvcc" on PATH
-    double compile_seconds = 120;   // nvcc's wall-clock limit
+    double compile_seconds = 120;   // CPU seconds per compiler process (check.cpp: build_limits)
     double case_idle_seconds = 20;  // a case (or a timing phase) silent this long is a TIMEOUT
     double runner_seconds = 180;    // the whole correctness + timing child
     bool use_cache = true;

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -299,6 +301,12 @@ void close_descriptors(int first, unsigned last) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(127);
     cgroup.join();
+    if (options.cpu_seconds > 0) {
+        rlimit cpu{};
+        cpu.rlim_cur = static_cast<rlim_t>(std::ceil(options.cpu_seconds));
+        cpu.rlim_max = cpu.rlim_cur + 1;
+        setrlimit(RLIMIT_CPU, &cpu);
+    }
     // Default signal dispositions and mask for the program we start.
     signal(SIGPIPE, SIG_DFL);
     for (int sig : kTerminationSignals) signal(sig, SIG_DFL);

@@ -27,6 +27,10 @@ class MemoryGroup;  // below
 
 struct ChildOptions {
     double wall_seconds = 30.0;          // whole process group killed past this
+    // > 0: every process of the child (it, and all it starts) may use this many seconds of CPU
+    // time each (RLIMIT_CPU; SIGXCPU past it, SIGKILL a second later). A limit that a busy
+    // machine cannot trip: the wall-clock limit stays, as the backstop for a child that waits.
+    double cpu_seconds = 0;
     std::size_t output_cap = 64 * 1024;  // bytes kept of stdout and of stderr each
     bool result_channel = false;         // open a pipe on fd 3 in the child
     std::size_t channel_cap = 16 << 20;  // bytes kept of the channel

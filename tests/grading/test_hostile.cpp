@@ -175,8 +175,10 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
                            {{"CUDALINGS_SEED", "00112233445566778899aabbccddeeff"},
                             {"CUDALINGS_HOSTILE_GRADER_TOKEN", token}},
                            instructor.string());
-    INFO("exit " << r.code << "\n" << r.err.substr(0, 6000));
-    CHECK(r.code == 0);  // grading completed, whatever the students did
+    {
+        INFO("exit " << r.code << "\n" << r.err.substr(0, 6000));
+        CHECK(r.code == 0);  // grading completed, whatever the students did
+    }
 
     // Each result file, by the folder it graded (the summary names them).
     std::map<std::string, std::string> files;
@@ -194,6 +196,9 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
         CHECK(result["sandbox"].is_string());
         REQUIRE(result["results"].size() == 1);
         const auto& step = result["results"][0];
+        // One short line first: where CI shows only the head of a failure, this is it.
+        INFO(h.name << ": " << step.value("verdict", "?") << ": "
+                    << step.value("reason", "").substr(0, 300));
         INFO(step.dump().substr(0, 1500));
         CHECK(step["verdict"] == h.expect);
         if (!h.reason.empty())

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -77,6 +78,31 @@ TEST_CASE("a compile error is reported with the learner's file and line", "[cli]
     remove_course(root);
 }
 
+TEST_CASE("a build that computes past its CPU limit is a COMPILE_ERROR that says so", "[cli]") {
+    // 2^30 expansions of a macro that expands to nothing: minutes of the preprocessor's CPU
+    // time, and almost no memory.
+    const fs::path file =
+        fs::temp_directory_path() / ("cudalings-cpu-" + std::to_string(getpid()) + ".cu");
+    {
+        std::ofstream out(file);
+        out << "#define E0(x)\n";
+        for (int i = 1; i <= 30; ++i)
+            out << "#define E" << i << "(x) E" << i - 1 << "(x) E" << i - 1 << "(x)\n";
+        out << "E30(1)\n#include \"vector_add.cuh\"\n";
+    }
+    auto root = course_with(file.string(), "01_vector_add/01_one_thread_per_element.cu");
+    fs::remove(file);
+    const auto start = std::chrono::steady_clock::now();
+    auto j = nlohmann::json::parse(
+        cudalings({"--root", root, "check", "1/1", "--json", "--compile-timeout", "2"}).out);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    CHECK(j["results"][0]["verdict"] == "COMPILE_ERROR");
+    CHECK_THAT(j["results"][0]["reason"].get<std::string>(), ContainsSubstring("s of CPU time"));
+    CHECK(seconds < 3 * 2 + 30);  // well before the wall-clock backstop
+    remove_course(root);
+}
+
 TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
     auto root = course_with(
         std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",
@@ -121,9 +147,10 @@ TEST_CASE("without a GPU, check emulates the step on the CPU: correctness only",
 }
 
 // The fixtures whose verdict needs no GPU (build errors and the policy screen), graded twice in
-// one batch per step (or piece of one) on every machine, CI included. The steps' batches are dealt round-robin into
-// three test cases, each its own CTest entry: in one piece it was the suite's longest entry on a
-// GPU machine (296 s of a 559 s ctest phase on an H100, 2026-12-06), where device time is short.
+// one batch per step (or piece of one) on every machine, CI included. The steps' batches are dealt
+// round-robin into three test cases, each its own CTest entry: in one piece it was the suite's
+// longest entry on a GPU machine (296 s of a 559 s ctest phase on an H100, 2026-12-06), where
+// device time is short.
 namespace {
 void check_fixtures_without_gpu(std::size_t shard, std::size_t shards) {
     std::map<std::string, std::vector<FixtureSpec>> groups;

@@ -42,6 +42,25 @@ TEST_CASE("a silent result channel times out before the wall clock", "[supervise
     CHECK(r.wall_seconds < 5);
 }
 
+TEST_CASE("a CPU limit stops every process of a child that computes, not one that waits",
+          "[supervise]") {
+    ChildOptions o;
+    o.wall_seconds = 30;
+    o.cpu_seconds = 1;
+    // A grandchild that spins: the limit reaches every process the child starts.
+    auto spin = run_supervised({"/bin/sh", "-c", "sh -c 'while :; do :; done'; echo $? >&2"}, o);
+    CHECK(spin.started);
+    CHECK_FALSE(spin.timed_out);
+    CHECK(spin.exited_ok());  // the outer shell goes on, and says how its child ended
+    CHECK_THAT(spin.err.head, Catch::Matchers::EndsWith(std::to_string(128 + SIGXCPU) + "\n"));
+    CHECK(spin.wall_seconds < 10);
+    // Waiting costs no CPU time: only the wall clock stops it.
+    o.wall_seconds = 2.5;
+    auto wait = run_supervised({"/bin/sh", "-c", "sleep 1.5; echo slept"}, o);
+    CHECK(wait.exited_ok());
+    CHECK(wait.out.head == "slept\n");
+}
+
 TEST_CASE("a crashing child reports its signal", "[supervise]") {
     ChildOptions o;
     auto segv = run_supervised({program("fixture_crash"), "segv"}, o);
