@@ -3,10 +3,15 @@
 // (the pristine record, the READMEs' regions), see checker/core/generated.h.
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <future>
 #include <iostream>
 #include <memory>
 #include <mutex>
 
+#include "../core/coverage.h"
 #include "../core/devcheck.h"
 #include "../core/generated.h"
 #include "../core/supervise.h"
@@ -16,7 +21,59 @@
 namespace cudalings::cli {
 namespace {
 
-int cmd_dev_check(const Options& o) {
+struct CheckFlags {
+    bool coverage = false;
+    std::vector<std::string> steps;  // --coverage's steps (all when empty)
+};
+
+// The coverage rule (coverage.h) for one step: its solution's hazard pass, counted.
+std::vector<DevFinding> step_coverage(const CoursePaths& paths, const Manifest& m,
+                                      const StepRef& ref, std::vector<std::string>& notes) {
+    const LessonInfo& lesson = m.lessons[ref.lesson];
+    const StepInfo& step = lesson.steps[ref.step];
+    const std::string file = paths.step_file(lesson, step, true);
+    const std::string shown = "solutions/" + lesson.id + "/" + step.id + ".cu";
+    namespace fs = std::filesystem;
+    const fs::path counts =
+        fs::temp_directory_path() /
+        ("cudalings-coverage-" + std::to_string(::getpid()) + "-" + lesson.id + "-" + step.id);
+    std::error_code ec;
+    fs::remove_all(counts, ec);
+    fs::create_directories(counts, ec);
+    CheckOptions options;
+    options.coverage_dir = counts.string();
+    options.case_idle_seconds = 60;
+    options.runner_seconds = 900;
+    Checker checker(paths, m, options);
+    std::promise<bool> built;
+    built.set_value(true);
+    const auto pass = checker.hazard_pass(lesson, step, file, built.get_future().share());
+    std::vector<DevFinding> found;
+    for (const auto& f : pass.findings)
+        found.push_back({"coverage", shown,
+                         "the solution's hazard pass found a problem at line " +
+                             std::to_string(f.line) + ": " + f.message});
+    if (pass.note.find("stopped") != std::string::npos)
+        found.push_back({"coverage", shown, "the counts are incomplete: " + pass.note});
+    const CoverageVerdict v = judge_coverage(counts.string(), file);
+    fs::remove_all(counts, ec);
+    if (!v.error.empty()) {
+        found.push_back({"coverage", shown, v.error + " (" + pass.note + ")"});
+        return found;
+    }
+    for (const auto& p : v.problems) found.push_back({"coverage", shown, p});
+    notes.push_back(
+        shown + ": " + std::to_string(v.lines_run) + " of " + std::to_string(v.device_lines) +
+        " device lines run, " + (v.most_blocks >= 2 ? "2+" : std::to_string(v.most_blocks)) +
+        " blocks in a launch" + (v.exempt.empty() ? "" : "; not covered by design: " + [&] {
+            std::string all;
+            for (const auto& e : v.exempt) all += (all.empty() ? "" : "; ") + e;
+            return all;
+        }()));
+    return found;
+}
+
+int cmd_dev_check(const Options& o, const CheckFlags& flags) {
     CoursePaths paths;
     Manifest m;
     if (!open_course(o, paths, m)) return exit_code::usage;
@@ -26,18 +83,50 @@ int cmd_dev_check(const Options& o) {
     if (!o.json)
         checker.set_progress_callback(
             [](const std::string& what) { std::cerr << "  ... " << what << "\n"; });
-    const auto found = dev_check(
-        paths.root, m, [&](const LessonInfo& lesson) { return checker.inspect_checks(lesson); });
+    // Steps named for --coverage: that rule alone, for them.
+    std::vector<DevFinding> found;
+    if (!flags.coverage || flags.steps.empty())
+        found = dev_check(paths.root, m,
+                          [&](const LessonInfo& lesson) { return checker.inspect_checks(lesson); });
+    std::vector<std::string> notes;
+    std::size_t covered = 0;
+    if (flags.coverage) {
+        std::vector<StepRef> steps;
+        for (const auto& text : flags.steps) {
+            std::string error;
+            auto named = resolve_steps(m, text, &error);
+            if (!named) {
+                std::cerr << "cudalings: " << error << "\n";
+                return exit_code::usage;
+            }
+            steps.insert(steps.end(), named->begin(), named->end());
+        }
+        if (flags.steps.empty())
+            for (std::size_t l = 0; l < m.lessons.size(); ++l)
+                for (std::size_t s = 0; s < m.lessons[l].steps.size(); ++s) steps.push_back({l, s});
+        for (const auto& ref : steps) {
+            if (m.lessons[ref.lesson].steps[ref.step].needs_gpu) continue;  // never emulated
+            if (!o.json)
+                std::cerr << "  ... coverage of " << m.lessons[ref.lesson].id << "/"
+                          << m.lessons[ref.lesson].steps[ref.step].id << "\n";
+            for (auto& f : step_coverage(paths, m, ref, notes)) found.push_back(std::move(f));
+            ++covered;
+        }
+    }
     if (o.json) {
         nlohmann::json list = nlohmann::json::array();
         for (const auto& f : found)
             list.push_back({{"rule", f.rule}, {"file", f.file}, {"message", f.message}});
-        std::cout << nlohmann::json{{"findings", list}, {"lessons", m.lessons.size()}}.dump(2)
-                  << "\n";
+        nlohmann::json out{{"findings", list}, {"lessons", m.lessons.size()}};
+        if (flags.coverage) out["coverage"] = notes;
+        std::cout << out.dump(2) << "\n";
     } else {
+        for (const auto& n : notes) std::cout << "coverage: " << n << "\n";
         for (const auto& f : found)
             std::cout << f.file << ": " << f.rule << ": " << f.message << "\n";
-        std::cout << m.lessons.size() << " lessons checked: "
+        std::cout << (flags.coverage && !flags.steps.empty()
+                          ? std::to_string(covered) + " steps' coverage checked: "
+                          : std::to_string(m.lessons.size()) + " lessons checked: ")
                   << (found.empty() ? "no problems found" : std::to_string(found.size()) + " found")
                   << "\n";
     }
@@ -94,10 +183,18 @@ int cmd_dev_update(const Options& o, const UpdateFlags& flags) {
 Command add_dev_command(CLI::App& app, Options& o) {
     auto* dev = app.add_subcommand("dev", "tools for whoever writes lessons");
     dev->require_subcommand(1);
-    dev->add_subcommand(
+    auto* check = dev->add_subcommand(
         "check",
         "the course's own consistency: steps, hints, problems, baselines, fixtures, links, "
         "generated regions");
+    auto check_flags = std::make_shared<CheckFlags>();
+    check->add_flag("--coverage", check_flags->coverage,
+                    "also run each step's solution through the emulator's hazard cases, counted: "
+                    "every line of device code run, two blocks in a launch, every loop twice in "
+                    "a thread (`// dev: not covered (why)` exempts a line)");
+    check->add_option("steps", check_flags->steps,
+                      "with --coverage: only these steps, and only that rule (default: every rule, "
+                      "every step)");
     auto* update = dev->add_subcommand(
         "update",
         "rewrite what is generated: the pristine record, the README's course table, the "
@@ -113,8 +210,9 @@ Command add_dev_command(CLI::App& app, Options& o) {
     update->add_flag("--other-gpu", flags->other_gpu,
                      "replace staircase regions that name another GPU model");
     // The CLI runs the one subcommand that was given (main.cpp): check or update.
-    return {dev,
-            [&o, update, flags] { return *update ? cmd_dev_update(o, *flags) : cmd_dev_check(o); }};
+    return {dev, [&o, update, flags, check_flags] {
+                return *update ? cmd_dev_update(o, *flags) : cmd_dev_check(o, *check_flags);
+            }};
 }
 
 }  // namespace cudalings::cli

@@ -5,9 +5,9 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
-#include <csignal>
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <future>
@@ -1395,20 +1395,22 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     };
     built.wait();
     if (!built.get()) return out;
-    if (options_.use_cache)
+    const bool coverage = !options_.coverage_dir.empty();  // counted afresh, never cached
+    if (options_.use_cache && !coverage)
         if (auto cached =
                 read_cached(cache, [](const json& j) { return j.contains("findings"); })) {
             from_json(*cached);
             return out;
         }
     const std::uint64_t seed = std::stoull(key.substr(0, 16), nullptr, 16);
-    std::vector<std::string> argv{emulated_runner(), "check",
-                                  "--checks",        checks,
-                                  "--problem",       step.problem,
-                                  "--step",          emulated.path,
-                                  "--seed",          format_seed(seed),
-                                  "--first-case",    "0",
-                                  "--max-n",         std::to_string(kHazardMaxN)};
+    std::vector<std::string> argv{
+        emulated_runner(), "check",
+        "--checks",        checks,
+        "--problem",       step.problem,
+        "--step",          emulated.path,
+        "--seed",          format_seed(seed),
+        "--first-case",    "0",
+        "--max-n",         std::to_string(coverage ? kEmulatedMaxN : kHazardMaxN)};
     ChildOptions o;
     o.wall_seconds = options_.runner_seconds;
     o.channel_idle_seconds = options_.case_idle_seconds;
@@ -1416,7 +1418,11 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     o.memory_limit = options_.host_memory_limit;
     // Small cases: a kernel still running after a few seconds is reported as too slow to
     // emulate, and the GPU's own verdict decides.
-    o.env = emulated_environment(seed, "check", std::min(5.0, options_.case_idle_seconds / 2));
+    // Counting coverage (the learner's race-checked sizes, unoptimised): time for all of them.
+    o.env = emulated_environment(
+        seed, "check",
+        coverage ? options_.case_idle_seconds : std::min(5.0, options_.case_idle_seconds / 2));
+    if (coverage) o.env["CUDALINGS_EMU_COVERAGE"] = options_.coverage_dir;
     std::vector<json> events;
     const ChildResult child =
         run_runner(argv, o, events, nullptr, options_.sandbox.get(), runner_view(argv, false));
@@ -1487,6 +1493,7 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const
     }
     EmulatedBuild b = emulated_build({paths_.lesson_dir(lesson), paths_.common_dir()},
                                      fs::absolute(file).string());
+    b.coverage = !options_.coverage_dir.empty();
     out.key = emulated_cache_key(b, headers_in(b.include_dirs));
     std::string dir = paths_.state_dir + "/build-emu";
     b.output = dir + "/" + out.key + ".so";

@@ -72,6 +72,9 @@ struct CheckOptions {
     // Grading: more directories no step may include (the instructor's course, other
     // submissions), besides the course's own solutions/ and the checker.
     std::vector<std::string> forbidden_dirs;
+    // `dev check --coverage` (coverage.h): the hazard pass's emulated build counts the runs of
+    // each basic block, and its runner writes them into this directory (never cached).
+    std::string coverage_dir;
 };
 
 class Checker {

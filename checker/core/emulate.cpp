@@ -79,6 +79,10 @@ std::vector<std::vector<std::string>> emulated_build_commands(const EmulatedBuil
         compile.insert(compile.end(), {"-fsanitize=thread", "--param=tsan-distinguish-volatile=1",
                                        "--param=tsan-instrument-func-entry-exit=0"});
     }
+    // Unoptimised, so that each basic block is a piece of one line, as the source has it (at
+    // -O2 a block the compiler makes, such as the path past a loop never entered, carries the
+    // line after it).
+    if (b.coverage) compile.insert(compile.end(), {"-O0", "-fsanitize-coverage=trace-pc"});
     std::string dir = b.source.substr(0, b.source.find_last_of('/') + 1);
     if (!dir.empty()) compile.push_back("-iquote" + dir);
     for (const auto& d : b.include_dirs) compile.push_back("-I" + d);

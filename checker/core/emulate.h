@@ -43,6 +43,9 @@ struct EmulatedBuild {
     std::string object;                     // the .o
     std::string output;                     // the .so the emulated runner loads
     bool instrument = true;                 // memory-access hooks (checks, lockstep)
+    // GCC's basic-block hooks too (-fsanitize-coverage=trace-pc): the emulator counts each
+    // block's runs (coverage mode, `dev check --coverage`; checker/core/coverage.h).
+    bool coverage = false;
 };
 
 // The three steps, as argvs: rewrite, compile (with the forced include), link.

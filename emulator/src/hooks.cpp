@@ -768,6 +768,7 @@ void on_block_start(Block& b) {
 }
 
 void on_block_end(Block& b) {
+    coverage_block_end(b);
     if (opts().explain) flush_requests(b);
 }
 
@@ -782,6 +783,7 @@ void on_fence() {
 }
 
 void on_launch_end() {
+    coverage_launch_end();
     for (auto& [pc, d] : g_guesses)
         if (!g_validated_guesses.count(pc)) report(std::move(d));
     g_guesses.clear();  // (an instruction once validated stays so: the same code, checked)

@@ -151,6 +151,8 @@ struct Thread {
     // read (a store to it next is a read-modify-write: x += v).
     const void* last_pc = nullptr;
     std::uintptr_t last_read = 0;
+    // Coverage mode (coverage.cpp): the runs of each basic block of the learner's code.
+    std::unordered_map<const void*, unsigned> covered;
     const void* last_read_pc = nullptr;  // the instruction of that read
     // A plain read of a word another thread changed with an atomic, not yet reported: the
     // compare-and-swap loop reads the word plainly, then validates the value with atomicCAS on
@@ -344,6 +346,11 @@ void report(Diagnostic d);
 // `kind` (a dry-mode sample reports nothing else). True when one is kept.
 std::size_t pending_count();
 bool keep_pending_since(std::size_t from, const std::string& kind);
+// Coverage mode (coverage.cpp, CUDALINGS_EMU_COVERAGE): a block's counts folded in when it ends,
+// the records so far written after each launch.
+bool coverage_on();
+void coverage_block_end(Block& b);
+void coverage_launch_end();
 std::string where_pc(const void* pc);  // "file.cu:12" of a code address
 // For a code address in a helper inlined into the learner's other functions: "f.cu:66 is in
 // load_status(), called at f.cu:110 (in look_back())"; "" otherwise. report() adds it to the

@@ -122,6 +122,7 @@ __global__ void __launch_bounds__(kBlockSize)
         float* totals = &s_prefix[0][0];
         float v[kPerLane];
         float lane_total = 0.0f;
+        // dev: not covered (kPerLane is 1 at this tile shape: the loop has one round)
 #pragma unroll
         for (unsigned int j = 0; j < kPerLane; ++j) {
             const float t = totals[lane * kPerLane + j];

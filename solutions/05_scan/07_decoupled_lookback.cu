@@ -101,6 +101,7 @@ __device__ float look_back(const unsigned long long* status, unsigned int tile, 
     __nanosleep(kLookbackDelayNs);
     float exclusive = 0.0f;
     int end = static_cast<int>(tile);  // this window: tiles end - 32 .. end - 1
+    // dev: not covered (a second window only past 32 waiting tiles, 2^18+)
     while (true) {
         // Lane 31 reads the nearest predecessor. Tiles before 0 count as an inclusive 0: they
         // are never reached, because tile 0 publishes an inclusive prefix and lies above them.
@@ -118,6 +119,7 @@ __device__ float look_back(const unsigned long long* status, unsigned int tile, 
         const int nearest = inclusive ? 31 - __clz(static_cast<int>(inclusive)) : 0;
         exclusive += warp_sum(static_cast<int>(lane) >= nearest ? value_of(word) : 0.0f);
         if (inclusive) return exclusive;
+        // dev: not covered (the window moves back only past 32 waiting tiles, 2^18+)
         end -= 32;
     }
 }

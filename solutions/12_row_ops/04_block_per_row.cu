@@ -117,6 +117,7 @@ __global__ void __launch_bounds__(kThreads)
     softmax_block_kernel(const float* __restrict__ x, float* __restrict__ y, size_t rows,
                          size_t cols) {
     __shared__ float max_partial[kThreads / 32], sum_partial[kThreads / 32];
+    // dev: not covered (a second row only with ROW_OPS_PERSISTENT=1)
     for (size_t row = blockIdx.x; row < rows; row += gridDim.x)
         softmax_row<kThreads, kPer>(x + row * cols, y + row * cols, cols, max_partial, sum_partial);
 }

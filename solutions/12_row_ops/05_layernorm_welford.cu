@@ -153,6 +153,7 @@ __global__ void __launch_bounds__(block_of(kThreads))
                      const float* __restrict__ beta, float* __restrict__ y, size_t rows,
                      size_t cols, float eps) {
     constexpr unsigned int kRows = block_of(kThreads) / kThreads;
+    // dev: not covered (a second row only with ROW_OPS_PERSISTENT=1)
     for (size_t row = static_cast<size_t>(blockIdx.x) * kRows + threadIdx.x / kThreads;
          row < rows; row += static_cast<size_t>(gridDim.x) * kRows) {
         layernorm_row<kThreads, kPer, kFull>(x + row * cols, gamma, beta, y + row * cols, cols,

@@ -103,6 +103,65 @@ TEST_CASE("a build that computes past its CPU limit is a COMPILE_ERROR that says
     remove_course(root);
 }
 
+TEST_CASE("dev check --coverage: a device line the hazard cases never run, a loop never run twice",
+          "[cli][devcheck]") {
+    auto root = course_with(
+        std::string(CUDALINGS_SOURCE_DIR) + "/lessons/01_vector_add/01_one_thread_per_element.cu",
+        "01_vector_add/01_one_thread_per_element.cu");
+    const fs::path solution =
+        fs::path(root) / "solutions/01_vector_add/01_one_thread_per_element.cu";
+    fs::create_directories(solution.parent_path());
+    // A correct solution with a branch no hazard case takes (line 5), and a grid-stride loop
+    // launched with a thread per element, so that no thread goes round twice (line 7).
+    auto write =
+        [&](const std::string& line5, const std::string& line7) {
+            std::ofstream(solution)
+                << "#include \"vector_add.cuh\"\n"
+                   "__global__ void kernel(const float* a, const float* b, float* c, size_t n) {\n"
+                   "    size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;\n"
+                   "    if (n == 3000000001u) {\n"
+                   "        c[0] = a[0] + b[0];"
+                << line5
+                << "\n"
+                   "    }\n"
+                   "    for (size_t j = i; j < n; j += size_t(gridDim.x) * blockDim.x) {"
+                << line7
+                << "\n"
+                   "        c[j] = a[j] + b[j];\n"
+                   "    }\n"
+                   "}\n"
+                   "extern \"C\" cudaError_t vector_add(const float* a, const float* b, float* c,\n"
+                   "                                  size_t n, cudaStream_t stream) {\n"
+                   "    kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(a, b, c, n);\n"
+                   "    return cudaGetLastError();\n"
+                   "}\n";
+        };
+    auto coverage = [&] {
+        auto r = cudalings({"--root", root, "--json", "dev", "check", "--coverage", "1/1"});
+        INFO(r.out << r.err);
+        return nlohmann::json::parse(r.out);
+    };
+    write("", "");
+    auto j = coverage();
+    std::vector<std::string> found;
+    for (const auto& f : j["findings"]) {
+        CHECK(f["rule"] == "coverage");
+        CHECK(f["file"] == "solutions/01_vector_add/01_one_thread_per_element.cu");
+        found.push_back(f["message"]);
+    }
+    REQUIRE(found.size() == 2);
+    CHECK_THAT(found[0], ContainsSubstring("line 5 of device code never ran in the hazard cases"));
+    CHECK_THAT(found[1], ContainsSubstring("the loop at line 7 never ran its body twice"));
+    // Marked as not covered by design: no finding, and the reasons are listed.
+    write(" // dev: not covered (only past 2^31)", " // dev: not covered (one round per thread)");
+    j = coverage();
+    CHECK(j["findings"].empty());
+    CHECK_THAT(j["coverage"][0].get<std::string>(),
+               ContainsSubstring("line 5: only past 2^31") &&
+                   ContainsSubstring("line 7: one round per thread"));
+    remove_course(root);
+}
+
 TEST_CASE("a missing step file is a failure, not a crash", "[cli]") {
     auto root = course_with(
         std::string(CUDALINGS_SOURCE_DIR) + "/checks/01_vector_add/fixtures/compile_error.cu",

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli_support.h"
+#include "coverage.h"
 #include "devcheck.h"
 #include "manifest.h"
 
@@ -157,4 +158,34 @@ TEST_CASE("dev check: lesson READMEs link only to files inside the course", "[de
     CHECK_THAT(course.only("links").message, Catch::Matchers::ContainsSubstring("outside"));
     course.write("lessons/01_demo/README.md", "[step 3](03_c.cu)\n");
     CHECK_THAT(course.only("links").message, Catch::Matchers::ContainsSubstring("does not exist"));
+}
+
+TEST_CASE("dev check --coverage: loops and the lines of their own bodies, read from the source",
+          "[devcheck]") {
+    const std::string text =
+        "__global__ void k(float* x, int n) {\n"                     // 1
+        "    // for (int i = 0; i < n; ++i) a comment is no loop\n"  // 2
+        "    const char* s = \"while (1) {\";\n"                     // 3
+        "    for (int i = threadIdx.x; i < n; i += 32) {\n"          // 4
+        "        x[i] *= 2;\n"                                       // 5
+        "        for (int j = 0; j < 4; ++j)\n"                      // 6
+        "            x[i] += j;\n"                                   // 7
+        "        int k = 0;\n"                                       // 8
+        "        while (k < 3) { ++k; }\n"                           // 9
+        "    }\n"                                                    // 10
+        "    do {\n"                                                 // 11
+        "        --n;\n"                                             // 12
+        "    } while (n > 0);\n"                                     // 13
+        "}\n";
+    const auto loops = find_loops(text);
+    REQUIRE(loops.size() == 4);
+    CHECK(loops[0].header == 4);
+    // The outer body's own lines: the inner loops' headers count, their bodies do not.
+    CHECK(loops[0].own_lines == std::vector<int>{5, 6, 8, 9});
+    CHECK(loops[1].header == 6);
+    CHECK(loops[1].own_lines == std::vector<int>{7});
+    CHECK(loops[2].header == 9);
+    CHECK(loops[2].own_lines == std::vector<int>{9});  // all on one line: judged by it
+    CHECK(loops[3].header == 11);
+    CHECK(loops[3].own_lines == std::vector<int>{12});
 }
