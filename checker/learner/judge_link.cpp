@@ -162,6 +162,9 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
         } else if (back.kind == wire::Kind::Stuck) {
             r.stuck = payload_;
             return true;
+        } else if (back.kind == wire::Kind::Fault) {
+            back.text[sizeof back.text - 1] = '\0';
+            r.fault = back.text;
         } else {
             break;
         }

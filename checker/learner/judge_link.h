@@ -74,6 +74,9 @@ class JudgeLink : public kit::remote::Lender {
         // a CUDA thread never ended, that finding (then nothing else came: the process ends).
         std::vector<std::string> reports;
         std::string stuck;
+        // Under the emulator: host code touched device memory (the learner's words for it; the
+        // process ended with SIGSEGV and the call was not answered).
+        std::string fault;
     };
     // `returning` (when set) is called when the learner says its function returned and the
     // device's synchronisation begins. `setup` (the emulator's options, emu_codec.h) goes first.

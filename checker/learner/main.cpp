@@ -13,6 +13,8 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -95,6 +97,40 @@ void report_stuck(const cudalings_emu::Diagnostic& d) {
     std::_Exit(0);
 }
 
+// Host code that reads or writes device memory outside a kernel faults here, as it would on a
+// GPU (the emulator keeps that memory closed to host code): the judge hears what it was, then
+// the fault happens again with the default action and the process ends with SIGSEGV. Only
+// async-signal-safe calls, and dladdr for the function's name (the process is ending anyway).
+void on_fault(int, siginfo_t* info, void* context) {
+    if (!info || !cudalings_emu::is_device_address(info->si_addr)) return;
+    static wire::Message m;
+    m = wire::Message{};
+    m.kind = wire::Kind::Fault;
+    bool write = false;
+    const void* pc = nullptr;
+#if defined(__x86_64__)
+    const auto* uc = static_cast<const ucontext_t*>(context);
+    write = (uc->uc_mcontext.gregs[REG_ERR] & 2) != 0;
+    pc = reinterpret_cast<const void*>(uc->uc_mcontext.gregs[REG_RIP]);
+#else
+    (void)context;
+#endif
+    Dl_info where{};
+    const char* function = pc && dladdr(pc, &where) && where.dli_sname ? where.dli_sname : nullptr;
+    auto add = [](const char* text) {
+        std::strncat(m.text, text, sizeof m.text - std::strlen(m.text) - 1);
+    };
+    add(write ? "host code wrote device memory" : "host code read device memory");
+    if (function) {
+        add(" in ");
+        add(function);
+        add("()");
+    }
+    add(": on a GPU this is a segmentation fault (only a kernel reads and writes device memory; "
+        "host code passes device pointers on)");
+    (void)wire::send(kSocket, m);
+}
+
 // The judge's options for the next call; a new case starts its time budget.
 void apply_setup(const std::string& bytes) {
     static std::uint64_t epoch = 0;
@@ -159,6 +195,18 @@ int main(int argc, char** argv) {
     }
 #ifdef CUDALINGS_EMULATOR
     cudalings_emu::set_stuck_handler(report_stuck);
+    {
+        static char fault_stack[64 * 1024];
+        stack_t alternate{};
+        alternate.ss_sp = fault_stack;
+        alternate.ss_size = sizeof fault_stack;
+        ::sigaltstack(&alternate, nullptr);
+        struct sigaction fault {};
+        fault.sa_sigaction = on_fault;
+        fault.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESETHAND;
+        sigemptyset(&fault.sa_mask);
+        ::sigaction(SIGSEGV, &fault, nullptr);
+    }
 #endif
     const auto t0 = std::chrono::steady_clock::now();
     cudaError_t started = cudaFree(nullptr);

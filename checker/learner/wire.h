@@ -13,6 +13,8 @@
 //                      Report    (emulator) what its emulator found during the call, before
 //                                Returned
 //                      Stuck     (emulator) a CUDA thread that never ends; the process ends
+//                      Fault     (emulator) host code touched device memory: what, in text;
+//                                the process ends with SIGSEGV right after
 //   judge -> learner   Lend      one allocation, its descriptor attached (emulator: its marks)
 //                      Unlend    an allocation the judge frees: unmapped (no reply)
 //                      Setup     (emulator) the options of the next call (no reply)
@@ -41,7 +43,8 @@ enum class Kind : std::uint32_t {
     Returning,
     Setup,
     Report,
-    Stuck
+    Stuck,
+    Fault
 };
 
 struct Message {

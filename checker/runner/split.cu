@@ -94,7 +94,8 @@ cudaError_t Split::send(const kit::remote::CallMessage& m) {
     const bool answered =
         link_.call(m, r, route_.returning, emulated_.setup ? emulated_.setup() : std::string());
     if (answered && !r.stuck.empty() && emulated_.stuck) emulated_.stuck(r.stuck);
-    if (!answered || !r.stuck.empty()) throw LearnerGone{ended(), end_reason()};
+    if (!answered || !r.stuck.empty())
+        throw LearnerGone{ended(), r.fault.empty() ? end_reason() : r.fault};
     if (emulated_.reports && !r.reports.empty())
         emulated_.reports(
             r.reports,

@@ -295,6 +295,12 @@ double now_ms() {
 
 }  // namespace
 
+bool is_device_address(const void* p) {
+    const Arena& a = the_arena();  // never made here: a fault handler asks
+    const auto at = reinterpret_cast<std::uintptr_t>(p);
+    return a.begin != 0 && at >= a.begin && at < a.begin + kArenaBytes;
+}
+
 int share_device_memory(std::string* why) {
     int fd = ::memfd_create("cudalings-device-memory", MFD_CLOEXEC);
     if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(kArenaBytes)) != 0) {

@@ -36,6 +36,7 @@ struct Hostile {
     std::string expect;
     std::string reason;
     std::string setup;
+    std::string in_process;  // the verdict in the runner's own process, where it differs
 };
 
 Hostile read_hostile(const fs::path& path) {
@@ -50,7 +51,9 @@ Hostile read_hostile(const fs::path& path) {
         value("expect", h.expect);
         value("reason", h.reason);
         value("setup", h.setup);
+        value("in-process", h.in_process);
     }
+    if (h.in_process.empty()) h.in_process = h.expect;
     return h;
 }
 
@@ -235,14 +238,16 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
     fs::remove(stray);
 }
 
-// Submissions that search the process they run in for what would let them speak for the judge
-// (tests/grading/hostile_split/). In the runner's own process they find it: graded there, each
-// forges its PASS, which shows the forgery works (when the judge split becomes the default, that
-// half of the test changes with it). Graded with --judge-split, the process they search is the
-// learner's: each gets its own verdict, never PASS, never INTERNAL_ERROR.
+// Submissions that go for the judge (tests/grading/hostile_split/): one searches the process it
+// runs in for what would let it speak for the judge; others end their process while it loads or
+// at its exit, go for the judge's /proc files and signal it, or compute on the CPU through the
+// device pointers. In the runner's own process the forger finds what it looks for: graded there,
+// it forges its PASS (`in-process:`), which shows the forgery works (when the judge split becomes
+// the default, that half of the test changes with it). Graded with --judge-split, every one gets
+// its own verdict (and `reason:`), never PASS, never INTERNAL_ERROR.
 TEST_CASE(
-    "forgers that search their process for the judge's key: believed in the runner's "
-    "process, powerless through the judge split",
+    "submissions that go for the judge: a forger believed in the runner's process, none "
+    "passes through the judge split",
     "[grade][hostile]") {
     std::string why;
     if (!sandbox_works(&why)) SKIP("hostile submissions run only inside the sandbox: " + why);
@@ -289,8 +294,10 @@ TEST_CASE(
                 CHECK(step["verdict"] == h.expect);
                 CHECK(step["verdict"] != "PASS");
                 CHECK(step["verdict"] != "INTERNAL_ERROR");
+                if (!h.reason.empty())
+                    CHECK_THAT(step["reason"].get<std::string>(), ContainsSubstring(h.reason));
             } else {
-                CHECK(step["verdict"] == "PASS");
+                CHECK(step["verdict"] == h.in_process);
             }
         }
     }

@@ -120,6 +120,8 @@ CUDALINGS_EMU_API Statistics statistics();
 //   adopt_allocation: the learner's side of one of the judge's allocations (its start and size
 //     as the judge made it), accessible from now on and named `name` in reports.
 CUDALINGS_EMU_API int share_device_memory(std::string* why);
+// Whether `p` lies in the emulator's device memory (async-signal-safe: a fault handler asks).
+CUDALINGS_EMU_API bool is_device_address(const void* p);
 CUDALINGS_EMU_API bool join_device_memory(int fd, std::string* why);
 CUDALINGS_EMU_API bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
                                         std::string* why);

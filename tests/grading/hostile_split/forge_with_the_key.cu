@@ -1,4 +1,5 @@
 // expect: WRONG
+// in-process: PASS
 //
 // Speaks for the judge with the judge's own key. The process that runs this file is searched
 // for the result channel's key, the line counter and the channel's descriptor: the program's
