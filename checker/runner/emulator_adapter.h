@@ -214,7 +214,17 @@ inline void attach_emulator_findings(cudalings::CaseResult& r,
     } else if (first_error && hangs_on_a_gpu(first_error->kind)) {
         // The call ended with the emulator's launch timeout: a TIMEOUT, explained.
         r.verdict = Verdict::Timeout;
-        r.reason = "kernel did not finish (the emulator found a " + first_error->kind + ")";
+        // Which blocks waited says which causes fit (a lesson's advice is keyed by these words).
+        const bool all_started =
+            first_error->message.find("no block is left to start") != std::string::npos;
+        const bool not_started =
+            first_error->kind == "cross-block-wait" ||
+            first_error->message.find("blocks that had not started") != std::string::npos;
+        r.reason = "kernel did not finish (the emulator found a " + first_error->kind +
+                   (all_started   ? ": every block had started and waits"
+                    : not_started ? ": a block waits for blocks that had not started"
+                                  : "") +
+                   ")";
         r.detail = text;
     } else if (first_error && (r.verdict == Verdict::Pass || r.verdict == Verdict::Wrong)) {
         r.verdict = Verdict::MemoryError;

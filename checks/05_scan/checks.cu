@@ -276,17 +276,39 @@ class InclusiveScan : public ScanProblem {
         return out;
     }
     static std::vector<Case> timed() { return {Case::of(kTimedSize, dist::uniform)}; }
+    // The TIMEOUT advice by what the emulator saw (the reason's words, conclude.cpp): blocks
+    // waiting for blocks that had not started, a thread looping without reading memory, every
+    // block started and waiting; on a GPU nothing tells them apart, and the three causes stand.
     static Advice advice() {
-        return {{"TIMEOUT",
-                 "A scan that never ends almost always waits for a status word that never "
-                 "changes. The three usual causes: (1) a tile that waits for a tile that never "
-                 "starts: take the tile number from an atomic counter (atomicAdd by thread 0), "
-                 "never from blockIdx.x, so that a block only waits for blocks that started "
-                 "before it (a home-made grid barrier hangs the same way); (2) a wait that "
-                 "polls a plain load, which the compiler may read once and never again: read "
-                 "status words through a volatile pointer (load_status); (3) status words or "
-                 "the counter not cleared: the workspace is full of NaN at every call, so "
-                 "cudaMemsetAsync them to 0 before the kernel."}};
+        return {
+            {"TIMEOUT",
+             "A scan that never ends almost always waits for a status word that never "
+             "changes. The three usual causes: (1) a tile that waits for a tile that never "
+             "starts: take the tile number from an atomic counter (atomicAdd by thread 0), "
+             "never from blockIdx.x, so that a block only waits for blocks that started "
+             "before it (a home-made grid barrier hangs the same way); (2) a wait that "
+             "polls a plain load, which the compiler may read once and never again: read "
+             "status words through a volatile pointer (load_status); (3) status words or "
+             "the counter not cleared: the workspace is full of NaN at every call, so "
+             "cudaMemsetAsync them to 0 before the kernel."},
+            {"TIMEOUT/blocks that had not started",
+             "A block waits for a block that has not started: on a GPU a block may start "
+             "only once earlier ones finish, so it waits for ever. Take the tile number from "
+             "an atomic counter (atomicAdd by thread 0, shared with the block through shared "
+             "memory), never from blockIdx.x: then a tile only waits for tiles whose blocks "
+             "already run. A home-made grid barrier in one launch hangs the same way: split "
+             "the work into two launches instead."},
+            {"TIMEOUT/without touching memory",
+             "A thread polls a value it never reads again: a plain load in a wait loop may be "
+             "read once and kept in a register. Read status words through a volatile pointer "
+             "(load_status), so that every round of the wait loads them anew."},
+            {"TIMEOUT/every block had started",
+             "Every block had started, and each waits for a status word that no block will "
+             "write (the report names the words and the line that polls them). With tile "
+             "numbers from the counter, look at which words are read: a look-back that reads a "
+             "tile that does not exist (below tile 0, or past the tile it should stop at) "
+             "waits for ever; so does one whose status words or counter were not cleared "
+             "before the kernel (cudaMemsetAsync them to 0 at every call)."}};
     }
     InclusiveScan(const Case& c, const Setup& s)
         : ScanProblem(c, s, true), ws_(*this, "the workspace", scan_workspace_bytes(n())) {

@@ -185,13 +185,27 @@ class Compaction : public Problem {
         return {plain(kTimedSize, dist::uniform, 0.0f).timed_as("p = 0.5"),
                 plain(kTimedSize, dist::uniform, 0.8f).timed_as("p = 0.1")};
     }
+    // The TIMEOUT advice by what the emulator saw (as lesson 05's): on a GPU, the three causes.
     static Advice advice() {
-        return {{"TIMEOUT",
-                 "A look-back that never ends: (1) the status words are polled through a plain "
-                 "pointer, so the compiler loads them once (use volatile); (2) they were not "
-                 "cleared before the launch (they hold garbage at every call); (3) tile numbers "
-                 "come from blockIdx.x, so a block may wait for a block that has not started: "
-                 "take them from an atomic counter."}};
+        return {
+            {"TIMEOUT",
+             "A look-back that never ends: (1) the status words are polled through a plain "
+             "pointer, so the compiler loads them once (use volatile); (2) they were not "
+             "cleared before the launch (they hold garbage at every call); (3) tile numbers "
+             "come from blockIdx.x, so a block may wait for a block that has not started: "
+             "take them from an atomic counter."},
+            {"TIMEOUT/blocks that had not started",
+             "A block waits for a block that has not started, which on a GPU may never start "
+             "while it waits: take tile numbers from an atomic counter (atomicAdd by thread 0), "
+             "never from blockIdx.x, so that a tile only waits for tiles already running."},
+            {"TIMEOUT/without touching memory",
+             "A thread polls a value it never reads again: a plain load in a wait loop may be "
+             "kept in a register. Poll the status words through a volatile pointer."},
+            {"TIMEOUT/every block had started",
+             "Every block had started, and each waits for a status word no block will write "
+             "(the report names the words and the line): a look-back that reads a tile that "
+             "does not exist (below tile 0) waits for ever, and so does one whose status words "
+             "or counter were not cleared before the launch (clear them at every call)."}};
     }
     Compaction(const Case& c, const Setup& s)
         : Problem(c, s),
