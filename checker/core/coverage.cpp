@@ -125,7 +125,7 @@ std::vector<SourceLoop> find_loops(const std::string& text) {
     }
     line_of[s.size()] = s.empty() ? 1 : line_of[s.size() - 1];
     struct Extent {
-        std::size_t begin, end;  // the body's characters
+        std::size_t keyword, begin, end;  // where its keyword is; its body's characters
         int header;
     };
     std::vector<Extent> loops;
@@ -142,7 +142,7 @@ std::vector<SourceLoop> find_loops(const std::string& text) {
             // The `while (...);` that ends a do-loop has no body of its own.
             if (body < s.size() && s[body] == ';') continue;
         }
-        loops.push_back({body, statement_end(s, body), line_of[i]});
+        loops.push_back({i, body, statement_end(s, body), line_of[i]});
     }
     std::vector<SourceLoop> out;
     for (const auto& loop : loops) {
@@ -150,10 +150,12 @@ std::vector<SourceLoop> find_loops(const std::string& text) {
         for (std::size_t i = loop.begin; i < loop.end && i < s.size(); ++i) {
             if (std::isspace(static_cast<unsigned char>(s[i])) || s[i] == '{' || s[i] == '}')
                 continue;
-            bool inner = false;  // inside the body of a loop within this one
+            // Inside a loop within this one, its header included (an inner loop's condition runs
+            // again with each of its rounds, which says nothing of this loop's).
+            bool inner = false;
             for (const auto& other : loops)
-                inner = inner || (&other != &loop && other.begin >= loop.begin &&
-                                  other.end <= loop.end && i >= other.begin && i < other.end);
+                inner = inner || (&other != &loop && other.keyword >= loop.begin &&
+                                  other.end <= loop.end && i >= other.keyword && i < other.end);
             if (!inner) own.insert(line_of[i]);
         }
         // A loop on one line is judged by that line (its blocks run with each round too).

@@ -502,63 +502,99 @@ int check(const CheckArgs& args) {
         }
 #endif
         emit(event_json(CaseStartEvent{static_cast<int>(i), c.label(), c.n(), c.shape.text()}));
-        CaseResult result;
-        result.index = static_cast<int>(i);
-        result.name = c.label();
-        result.n = c.n();
-        result.size = c.shape.text();
-        result.rows = c.shape.two_d ? c.shape.rows : 0;
-        result.cols = c.shape.two_d ? c.shape.cols : 0;
+        // One run of the case (run again below, with the race checks on, where its values failed).
+        int internal_error = 0;  // the runner's own failure: it ends with exit code 1
+        const auto attempt = [&](CaseResult& result, bool& stop) {
+            stop = false;
+            result.index = static_cast<int>(i);
+            result.name = c.label();
+            result.n = c.n();
+            result.size = c.shape.text();
+            result.rows = c.shape.two_d ? c.shape.rows : 0;
+            result.cols = c.shape.two_d ? c.shape.cols : 0;
 #ifdef CUDALINGS_EMULATOR  // a CUDA thread that never ends is reported from the watchdog's thread
-        runner::begin_case(result, send_last_result);
+            runner::begin_case(result, send_last_result);
 #endif
-        bool stop = false;
-        std::string runner_failed;  // the runner's own call failed (see below)
-        try {
-            result = driver.run_case(static_cast<int>(i), c, fn, args.seed, args.exact_inputs);
-        } catch (const runner::LearnerError& e) {
-            result.verdict = Verdict::Crash;
-            result.reason = dev::error_name(e.code);
-            result.detail = std::string(e.returned ? "returned by your function: "
-                                                   : "raised by your kernel: ") +
-                            explain(e.code);
-            stop = !learner_usable(step);
-        } catch (const runner::LearnerGone& e) {
-            result.verdict = Verdict::Crash;
-            result.reason = e.reason;
-            result.detail = e.why +
-                            ": your code, in a call of your function (exit(), abort(), a crash in "
-                            "host code, a signal)";
-            stop = true;
-        } catch (const dev::Error& e) {
-            // The runner's own call failed after the learner's code ran: a sticky error the
-            // learner's kernel left behind is the usual cause.
-            result.verdict = Verdict::Crash;
-            result.reason = dev::error_name(e.code);
-            result.detail = explain(e.code);
-            stop = !context_usable();
-            if (!stop) {
+            std::string runner_failed;  // the runner's own call failed (see below)
+            try {
+                result = driver.run_case(static_cast<int>(i), c, fn, args.seed, args.exact_inputs);
+            } catch (const runner::LearnerError& e) {
+                result.verdict = Verdict::Crash;
+                result.reason = dev::error_name(e.code);
+                result.detail = std::string(e.returned ? "returned by your function: "
+                                                       : "raised by your kernel: ") +
+                                explain(e.code);
+                stop = !learner_usable(step);
+            } catch (const runner::LearnerGone& e) {
+                result.verdict = Verdict::Crash;
+                result.reason = e.reason;
+                result.detail =
+                    e.why +
+                    ": your code, in a call of your function (exit(), abort(), a crash in "
+                    "host code, a signal)";
+                stop = true;
+            } catch (const dev::Error& e) {
+                // The runner's own call failed after the learner's code ran: a sticky error the
+                // learner's kernel left behind is the usual cause.
+                result.verdict = Verdict::Crash;
+                result.reason = dev::error_name(e.code);
+                result.detail = explain(e.code);
+                stop = !context_usable();
+                if (!stop) {
 #ifdef CUDALINGS_EMULATOR
-                // Or, under emulation, the case's time budget ran out in the runner's own kernels
-                // (its guards and checks of the outputs run on the emulated device too): the
-                // emulator's "slow" finding below decides then, as for the learner's kernels.
-                runner_failed = e.what();
+                    // Or, under emulation, the case's time budget ran out in the runner's own
+                    // kernels (its guards and checks of the outputs run on the emulated device
+                    // too): the emulator's "slow" finding below decides then, as for the learner's
+                    // kernels.
+                    runner_failed = e.what();
 #else
-                emit_message("internal_error", e.what());
-                return 1;
+                    emit_message("internal_error", e.what());
+                    internal_error = 1;
+                    return;
 #endif
+                }
             }
-        }
 #ifdef CUDALINGS_EMULATOR  // the emulator's findings (races, bounds, deadlocks) with file:line
-        runner::attach_emulator_findings(result);
-        if (!runner_failed.empty() && !runner::too_slow_to_emulate(result)) {
-            emit_message("internal_error", runner_failed);
-            return 1;
-        }
-        // The larger case may be beyond what the emulator can run in its time: not a verdict.
-        if (i == large_at && runner::too_slow_to_emulate(result)) {
-            result.verdict = Verdict::Skipped;
-            result.reason = "not checked: too slow to emulate at this size (a GPU runs it)";
+            runner::attach_emulator_findings(result);
+            if (!runner_failed.empty() && !runner::too_slow_to_emulate(result)) {
+                emit_message("internal_error", runner_failed);
+                internal_error = 1;
+                return;
+            }
+            // The larger case may be beyond what the emulator can run in its time: not a verdict.
+            if (i == large_at && runner::too_slow_to_emulate(result)) {
+                result.verdict = Verdict::Skipped;
+                result.reason = "not checked: too slow to emulate at this size (a GPU runs it)";
+            }
+#endif
+        };
+        CaseResult result;
+        bool stop = false;
+        attempt(result, stop);
+        if (internal_error) return internal_error;
+#ifdef CUDALINGS_EMULATOR
+        // The larger case's values are wrong, and it ran without the race checks: run it once
+        // more with them, so that a race only this size reaches (a second tile in a chunk, say)
+        // is named with its lines instead of "values" alone. Too slow, or nothing found: the
+        // values' verdict stands.
+        if (i == large_at && result.verdict == Verdict::Wrong && !stop) {
+            const cudalings_emu::Options values_only = cudalings_emu::get_options();
+            cudalings_emu::Options checked = values_only;
+            checked.check = true;
+            cudalings_emu::set_options(checked);
+            CaseResult again;
+            bool stop_again = false;
+            attempt(again, stop_again);
+            cudalings_emu::set_options(values_only);
+            if (internal_error) return internal_error;
+            if (again.verdict == Verdict::MemoryError) {
+                again.detail =
+                    "(the values were wrong; this case, run again with the race "
+                    "checks on, shows why)\n" +
+                    again.detail;
+                result = again;
+                stop = stop_again;
+            }
         }
 #endif
         all_passed = all_passed && result.verdict == Verdict::Pass;

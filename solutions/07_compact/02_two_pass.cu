@@ -128,6 +128,7 @@ __global__ void __launch_bounds__(kBlockSize)
     const size_t end = begin + tiles_per_chunk < tiles ? begin + tiles_per_chunk : tiles;
 
     unsigned int carry = offsets[blockIdx.x];  // kept elements before this tile
+    // dev: not covered (two tiles a chunk only past 2^20, above the race checks)
     for (size_t tile = begin; tile < end; ++tile) {
         const Pack p = load_pack(in, n, tile * kTile + 4 * threadIdx.x, threshold);
         const unsigned int mine = __popc(p.keep);

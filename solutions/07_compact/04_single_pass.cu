@@ -93,6 +93,7 @@ __device__ unsigned int look_back(const volatile unsigned long long* status, uns
     unsigned int prefix = 0;
     long long end = tile;  // the window: tiles end - 32 .. end - 1; lane l reads end - 1 - l
     __nanosleep(kLookbackDelayNs);
+    // dev: not covered (a second window only past 32 waiting tiles)
     while (true) {
         const long long pred = end - 1 - static_cast<long long>(lane);
         unsigned long long word;
