@@ -474,9 +474,9 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     if (!child.exited_ok() && cpu_limit_hit(child)) {
         discard();
         report.verdict = Verdict::CompileError;
-        report.reason = "the build used more than " +
+        report.reason = "nvcc did not finish: one of its compiler processes used more than " +
                         std::to_string(int(options_.compile_seconds)) +
-                        " s of CPU time in one compiler process (the compile time limit)";
+                        " s of CPU time (the compile time limit)";
         return false;
     }
     bool have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
