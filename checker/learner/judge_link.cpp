@@ -165,6 +165,8 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
         } else if (back.kind == wire::Kind::Fault) {
             back.text[sizeof back.text - 1] = '\0';
             r.fault = back.text;
+            r.fault_in_step = (back.flags & wire::kFaultInStep) != 0;
+            r.fault_offset = back.address;
         } else {
             break;
         }

@@ -74,9 +74,12 @@ class JudgeLink : public kit::remote::Lender {
         // a CUDA thread never ended, that finding (then nothing else came: the process ends).
         std::vector<std::string> reports;
         std::string stuck;
-        // Under the emulator: host code touched device memory (the learner's words for it; the
-        // process ended with SIGSEGV and the call was not answered).
+        // Host code touched device memory (the learner's words for it; the process ended with
+        // SIGSEGV and the call was not answered), and where in the learner's object the
+        // instruction was (its offset, a claim; `fault_in_step` false when it was elsewhere).
         std::string fault;
+        std::uint64_t fault_offset = 0;
+        bool fault_in_step = false;
     };
     // `returning` (when set) is called when the learner says its function returned and the
     // device's synchronisation begins. `setup` (the emulator's options, emu_codec.h) goes first.

@@ -17,6 +17,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -60,16 +61,49 @@ struct Mapping {
     std::size_t bytes = 0;
 };
 
+// The lent mappings' address ranges, for the fault handler (read there without locks: slots
+// are written only outside signal handlers, address last on add and first on take).
+constexpr int kRangeSlots = 256;
+std::atomic<std::uintptr_t> range_start[kRangeSlots];
+std::atomic<std::size_t> range_bytes[kRangeSlots];
+
+void remember_range(Mapping m) {
+    for (int i = 0; i < kRangeSlots; ++i)
+        if (range_start[i].load() == 0) {
+            range_bytes[i].store(m.bytes);
+            range_start[i].store(m.address);
+            return;
+        }
+}
+void forget_range(Mapping m) {
+    for (int i = 0; i < kRangeSlots; ++i)
+        if (range_start[i].load() == m.address) range_start[i].store(0);
+}
+// Whether an address lies in memory the judge lent (device memory, on a GPU as under the
+// emulator). Async-signal-safe.
+bool is_lent(const void* p) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    for (int i = 0; i < kRangeSlots; ++i) {
+        const std::uintptr_t s = range_start[i].load();
+        if (s != 0 && a >= s && a - s < range_bytes[i].load()) return true;
+    }
+    return false;
+}
+
 class Loans : public kit::remote::Borrower {
   public:
     explicit Loans(cudaStream_t s) : stream_(s) {}
-    void add(std::uint32_t loan, Mapping m) { maps_[loan] = m; }
+    void add(std::uint32_t loan, Mapping m) {
+        maps_[loan] = m;
+        remember_range(m);
+    }
     // The loan's mapping, forgotten here (zero bytes when there is none).
     Mapping take(std::uint32_t loan) {
         auto it = maps_.find(loan);
         if (it == maps_.end()) return {};
         Mapping m = it->second;
         maps_.erase(it);
+        forget_range(m);
         return m;
     }
     void* address(std::uint32_t loan, std::uint64_t offset) const override {
@@ -97,12 +131,24 @@ void report_stuck(const cudalings_emu::Diagnostic& d) {
     std::_Exit(0);
 }
 
-// Host code that reads or writes device memory outside a kernel faults here, as it would on a
-// GPU (the emulator keeps that memory closed to host code): the judge hears what it was, then
-// the fault happens again with the default action and the process ends with SIGSEGV. Only
-// async-signal-safe calls, and dladdr for the function's name (the process is ending anyway).
+#endif
+
+// Host code that reads or writes device memory outside a kernel faults here: on a GPU because
+// a device address is not host memory, under the emulator because it keeps that memory closed
+// to host code. The judge hears what it was, then the fault happens again with the default
+// action and the process ends with SIGSEGV. Only async-signal-safe calls, and dladdr for the
+// function's name (the process is ending anyway).
+char step_path[4096];  // the learner's object as dlopen was given it
+
+bool is_device(const void* p) {
+#ifdef CUDALINGS_EMULATOR
+    if (cudalings_emu::is_device_address(p)) return true;
+#endif
+    return is_lent(p);
+}
+
 void on_fault(int, siginfo_t* info, void* context) {
-    if (!info || !cudalings_emu::is_device_address(info->si_addr)) return;
+    if (!info || !is_device(info->si_addr)) return;
     static wire::Message m;
     m = wire::Message{};
     m.kind = wire::Kind::Fault;
@@ -116,7 +162,14 @@ void on_fault(int, siginfo_t* info, void* context) {
     (void)context;
 #endif
     Dl_info where{};
-    const char* function = pc && dladdr(pc, &where) && where.dli_sname ? where.dli_sname : nullptr;
+    const bool known = pc && dladdr(pc, &where);
+    const char* function = known && where.dli_sname ? where.dli_sname : nullptr;
+    // In the learner's object: the judge turns the offset into a line of the learner's file.
+    if (known && where.dli_fname && std::strcmp(where.dli_fname, step_path) == 0) {
+        m.flags |= wire::kFaultInStep;
+        m.address = reinterpret_cast<std::uintptr_t>(pc) -
+                    reinterpret_cast<std::uintptr_t>(where.dli_fbase);
+    }
     auto add = [](const char* text) {
         std::strncat(m.text, text, sizeof m.text - std::strlen(m.text) - 1);
     };
@@ -126,11 +179,17 @@ void on_fault(int, siginfo_t* info, void* context) {
         add(function);
         add("()");
     }
+#ifdef CUDALINGS_EMULATOR
     add(": on a GPU this is a segmentation fault (only a kernel reads and writes device memory; "
         "host code passes device pointers on)");
+#else
+    add(": a segmentation fault (only a kernel reads and writes device memory; host code passes "
+        "device pointers on)");
+#endif
     (void)wire::send(kSocket, m);
 }
 
+#ifdef CUDALINGS_EMULATOR
 // The judge's options for the next call; a new case starts its time budget.
 void apply_setup(const std::string& bytes) {
     static std::uint64_t epoch = 0;
@@ -195,6 +254,7 @@ int main(int argc, char** argv) {
     }
 #ifdef CUDALINGS_EMULATOR
     cudalings_emu::set_stuck_handler(report_stuck);
+#endif
     {
         static char fault_stack[64 * 1024];
         stack_t alternate{};
@@ -207,7 +267,6 @@ int main(int argc, char** argv) {
         sigemptyset(&fault.sa_mask);
         ::sigaction(SIGSEGV, &fault, nullptr);
     }
-#endif
     const auto t0 = std::chrono::steady_clock::now();
     cudaError_t started = cudaFree(nullptr);
     ready.ms =
@@ -223,6 +282,7 @@ int main(int argc, char** argv) {
         say(reply(wire::Kind::Loaded, 1, std::string("the call shims: ") + (e ? e : "?")));
         return 3;
     }
+    std::strncpy(step_path, step.c_str(), sizeof step_path - 1);
     void* step_handle = dlopen(step.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!step_handle) {
         const char* e = dlerror();

@@ -66,6 +66,8 @@ struct Message {
     kit::remote::CallMessage call;  // Call
 };
 inline constexpr std::uint32_t kFiltered = 1, kNoCapabilities = 2;
+// Fault: `address` is the faulting instruction's offset in the learner's object.
+inline constexpr std::uint32_t kFaultInStep = 4;
 
 // One message, with at most 8 descriptors. False when the peer is gone.
 bool send(int socket, const Message& m, const int* fds = nullptr, int count = 0);

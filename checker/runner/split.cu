@@ -4,10 +4,42 @@
 #include "timing.h"
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace runner {
 
 namespace lend = cudalings::lend;
+
+namespace {
+// The line of the learner's file that holds the instruction at `offset` in its object (addr2line
+// over the object's line table), or 0 where the object has none (a GPU build's host code).
+int line_of(const std::string& object, std::uint64_t offset) {
+    if (object.empty() || object.find('\'') != std::string::npos) return 0;
+    char hex[32];
+    std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(offset));
+    const std::string command = "addr2line -e '" + object + "' " + hex + " 2>/dev/null";
+    FILE* f = ::popen(command.c_str(), "r");
+    if (!f) return 0;
+    char text[4096] = {};
+    const bool got = std::fgets(text, sizeof text, f) != nullptr;
+    ::pclose(f);
+    if (!got) return 0;
+    const char* colon = std::strrchr(text, ':');
+    return colon ? std::atoi(colon + 1) : 0;
+}
+
+// The learner's account of its fault, with the line the judge found for it: "host code read
+// device memory in f() at line N: ...".
+std::string fault_reason(const cudalings::JudgeLink::Returned& r, const std::string& step) {
+    if (!r.fault_in_step) return r.fault;
+    const int line = line_of(step, r.fault_offset);
+    const std::size_t colon = r.fault.find(':');
+    if (line <= 0 || colon == std::string::npos) return r.fault;
+    return r.fault.substr(0, colon) + " at line " + std::to_string(line) + r.fault.substr(colon);
+}
+}  // namespace
 
 Split::~Split() { finish(); }
 
@@ -30,6 +62,7 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
         if (*learner_fault && why) *why = ended();
         return false;
     }
+    step_ = how.step;
     route_.symbol = how.symbol;
     route_.lender = this;
     route_.send = [this](const kit::remote::CallMessage& m) { return send(m); };
@@ -95,7 +128,7 @@ cudaError_t Split::send(const kit::remote::CallMessage& m) {
         link_.call(m, r, route_.returning, emulated_.setup ? emulated_.setup() : std::string());
     if (answered && !r.stuck.empty() && emulated_.stuck) emulated_.stuck(r.stuck);
     if (!answered || !r.stuck.empty())
-        throw LearnerGone{ended(), r.fault.empty() ? end_reason() : r.fault};
+        throw LearnerGone{ended(), r.fault.empty() ? end_reason() : fault_reason(r, step_)};
     if (emulated_.reports && !r.reports.empty())
         emulated_.reports(
             r.reports,

@@ -82,6 +82,7 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
     kit::remote::Route route_;
     Emulated emulated_;
     bool started_ = false, context_ok_ = true;
+    std::string step_;  // the learner's object
 };
 
 }  // namespace runner

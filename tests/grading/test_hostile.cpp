@@ -21,6 +21,7 @@
 #include <fstream>
 #include <map>
 
+#include "cli_support.h"
 #include "grading_support.h"
 #include "hash.h"
 
@@ -37,6 +38,11 @@ struct Hostile {
     std::string reason;
     std::string setup;
     std::string in_process;  // the verdict in the runner's own process, where it differs
+    // The verdict in the runner's own process when graded with timing on a GPU (the reference
+    // is loaded there then); such a file is also graded that way, on a GPU only.
+    std::string in_process_timed;
+    // Text the reason holds under emulation only (a GPU build's host code has no line table).
+    std::string reason_emulated;
 };
 
 Hostile read_hostile(const fs::path& path) {
@@ -52,6 +58,8 @@ Hostile read_hostile(const fs::path& path) {
         value("reason", h.reason);
         value("setup", h.setup);
         value("in-process", h.in_process);
+        value("in-process-timed", h.in_process_timed);
+        value("reason-emulated", h.reason_emulated);
     }
     if (h.in_process.empty()) h.in_process = h.expect;
     return h;
@@ -241,10 +249,12 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
 // Submissions that go for the judge (tests/grading/hostile_split/): one searches the process it
 // runs in for what would let it speak for the judge; others end their process while it loads or
 // at its exit, go for the judge's /proc files and signal it, or compute on the CPU through the
-// device pointers. In the runner's own process the forger finds what it looks for: graded there,
-// it forges its PASS (`in-process:`), which shows the forgery works (when the judge split becomes
-// the default, that half of the test changes with it). Graded with --judge-split, every one gets
-// its own verdict (and `reason:`), never PASS, never INTERNAL_ERROR.
+// device pointers, or find the reference solution in their process and call it. In the runner's
+// own process the forger finds what it looks for: graded there, it forges its PASS
+// (`in-process:`), and on a GPU, graded with timing, the reference's caller gets PASS too
+// (`in-process-timed:`): the forgeries work (when the judge split becomes the default, that half
+// of the test changes with it). Graded with --judge-split, every one gets its own verdict (and
+// `reason:`), never PASS, never INTERNAL_ERROR.
 TEST_CASE(
     "submissions that go for the judge: a forger believed in the runner's process, none "
     "passes through the judge split",
@@ -264,40 +274,57 @@ TEST_CASE(
                               .string());
     }
     REQUIRE_FALSE(forgers.empty());
-    for (const bool split : {false, true}) {
-        INFO((split ? "through the judge split" : "in the runner's process"));
-        const fs::path out = dir / (split ? "out-split" : "out-runner");
-        std::vector<std::string> args{"--root", instructor.string(), "grade"};
-        args.insert(args.end(), folders.begin(), folders.end());
-        args.insert(args.end(),
-                    {"--step", "1/1", "--no-time", "--out", out.string(), "--compile-timeout", "60",
-                     "--case-timeout", "10", "--jobs", "2", "--format", "gradescope"});
-        if (split) args.push_back("--judge-split");
-        auto r = run_cudalings(args, {}, instructor.string());
-        INFO("exit " << r.code << "\n" << r.err.substr(0, 4000));
-        CHECK(r.code == 0);
-        json summary;
-        REQUIRE_NOTHROW(summary = read_json((out / "summary.json").string()));
-        REQUIRE(summary["results"].size() == forgers.size());
-        for (const auto& line : summary["results"]) {
-            const std::string folder = line["submission"].get<std::string>();
-            const auto at = std::find(folders.begin(), folders.end(), folder);
-            REQUIRE(at != folders.end());
-            const Hostile& h = forgers[static_cast<std::size_t>(at - folders.begin())];
-            INFO(h.name);
-            json result;
-            REQUIRE_NOTHROW(result = read_json((out / line["file"].get<std::string>()).string()));
-            REQUIRE(result["results"].size() == 1);
-            const auto& step = result["results"][0];
-            INFO(step.dump().substr(0, 1500));
-            if (split) {
-                CHECK(step["verdict"] == h.expect);
-                CHECK(step["verdict"] != "PASS");
-                CHECK(step["verdict"] != "INTERNAL_ERROR");
-                if (!h.reason.empty())
-                    CHECK_THAT(step["reason"].get<std::string>(), ContainsSubstring(h.reason));
-            } else {
-                CHECK(step["verdict"] == h.in_process);
+    // Every file untimed; on a GPU, the files that name a timed verdict again with timing.
+    const bool gpu = test_support::gpu_present();
+    for (const bool timed : {false, true}) {
+        if (timed && !gpu) continue;
+        std::vector<std::string> batch;
+        for (std::size_t i = 0; i < forgers.size(); ++i)
+            if (!timed || !forgers[i].in_process_timed.empty()) batch.push_back(folders[i]);
+        if (batch.empty()) continue;
+        for (const bool split : {false, true}) {
+            INFO((split ? "through the judge split" : "in the runner's process")
+                 << (timed ? ", timed" : ""));
+            const fs::path out = dir / ((split ? "out-split" : "out-runner") +
+                                        std::string(timed ? "-timed" : ""));
+            std::vector<std::string> args{"--root", instructor.string(), "grade"};
+            args.insert(args.end(), batch.begin(), batch.end());
+            args.insert(args.end(), {"--step", "1/1", "--out", out.string(), "--compile-timeout",
+                                     "60", "--case-timeout", "10", "--jobs", "2", "--format",
+                                     "gradescope"});
+            if (!timed) args.push_back("--no-time");
+            if (split) args.push_back("--judge-split");
+            auto r = run_cudalings(args, {}, instructor.string());
+            INFO("exit " << r.code << "\n" << r.err.substr(0, 4000));
+            CHECK(r.code == 0);
+            json summary;
+            REQUIRE_NOTHROW(summary = read_json((out / "summary.json").string()));
+            REQUIRE(summary["results"].size() == batch.size());
+            for (const auto& line : summary["results"]) {
+                const std::string folder = line["submission"].get<std::string>();
+                const auto at = std::find(folders.begin(), folders.end(), folder);
+                REQUIRE(at != folders.end());
+                const Hostile& h = forgers[static_cast<std::size_t>(at - folders.begin())];
+                INFO(h.name);
+                json result;
+                REQUIRE_NOTHROW(result =
+                                    read_json((out / line["file"].get<std::string>()).string()));
+                REQUIRE(result["results"].size() == 1);
+                const auto& step = result["results"][0];
+                INFO(step.dump().substr(0, 1500));
+                if (split) {
+                    CHECK(step["verdict"] == h.expect);
+                    CHECK(step["verdict"] != "PASS");
+                    CHECK(step["verdict"] != "INTERNAL_ERROR");
+                    if (!h.reason.empty())
+                        CHECK_THAT(step["reason"].get<std::string>(),
+                                   ContainsSubstring(h.reason));
+                    if (!gpu && !h.reason_emulated.empty())
+                        CHECK_THAT(step["reason"].get<std::string>(),
+                                   ContainsSubstring(h.reason_emulated));
+                } else {
+                    CHECK(step["verdict"] == (timed ? h.in_process_timed : h.in_process));
+                }
             }
         }
     }

@@ -1,5 +1,6 @@
 // expect: CRASH
-// reason: host code read device memory in vector_add(): on a GPU this is a segmentation fault
+// reason: host code read device memory in vector_add()
+// reason-emulated: in vector_add() at line 13: on a GPU this is a segmentation fault
 //
 // Computes the sums on the CPU through the device pointers and launches nothing. Under the
 // emulator "device" memory is host memory, so this once passed there; on a GPU the first
