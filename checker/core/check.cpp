@@ -717,6 +717,9 @@ ChildOptions Checker::runner_options() const {
     o.channel_idle_seconds = options_.case_idle_seconds;
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
+    // The emulator's own limit is CPU time: so is this one (a busy machine must not turn a
+    // correct kernel into a TIMEOUT before the emulator can call it slow).
+    o.idle_in_cpu_time = emulating_;
     if (emulating_)
         o.env = emulated_environment(options_.seed,
                                      options_.explain ? "explain"
@@ -1414,6 +1417,7 @@ Checker::HazardPass Checker::hazard_pass(const LessonInfo& lesson, const StepInf
     ChildOptions o;
     o.wall_seconds = options_.runner_seconds;
     o.channel_idle_seconds = options_.case_idle_seconds;
+    o.idle_in_cpu_time = true;  // as the emulator's own limit (runner_options)
     o.output_cap = 8 * 1024;
     o.memory_limit = options_.host_memory_limit;
     // Small cases: a kernel still running after a few seconds is reported as too slow to

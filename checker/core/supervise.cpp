@@ -21,9 +21,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <mutex>
+#include <set>
 #include <sstream>
+#include <vector>
 
 extern char** environ;
 
@@ -504,8 +508,16 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         std::chrono::duration<double>(options.wall_seconds));
     auto deadline = start + wall;
     auto idle_limit = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(options.channel_idle_seconds));
+        std::chrono::duration<double>(options.idle_in_cpu_time
+                                          ? 3 * options.channel_idle_seconds + 30
+                                          : options.channel_idle_seconds));
     Clock::time_point last_channel_data = start;
+    // The idle limit in CPU time: the child tree's CPU time, sampled twice a second, and its
+    // value when the channel last spoke.
+    const bool idle_cpu = options.idle_in_cpu_time && options.result_channel &&
+                          options.channel_idle_seconds > 0;
+    double cpu_now = 0, cpu_at_data = 0;
+    Clock::time_point cpu_sampled = start;
     int status = 0;
     bool reaped = false;
     bool finished = false;  // options.finished said so
@@ -528,6 +540,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         if (held && hold >= 0) {
             deadline = now + wall;
             last_channel_data = now;
+            cpu_at_data = cpu_now;
         }
         if (held && hold > 0) {
             held = false;
@@ -538,8 +551,13 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
             kill(-pid, SIGKILL);
             break;
         }
+        if (idle_cpu && !reaped && now - cpu_sampled >= std::chrono::milliseconds(500)) {
+            cpu_now = tree_cpu_seconds(pid);
+            cpu_sampled = now;
+        }
         bool idle = options.result_channel && options.channel_idle_seconds > 0 &&
-                    now - last_channel_data > idle_limit;
+                    (now - last_channel_data > idle_limit ||
+                     (idle_cpu && cpu_now - cpu_at_data > options.channel_idle_seconds));
         if (!reaped && (hold < 0 || (options.cancel && options.cancel->load()))) {
             result.cancelled = true;
             kill(-pid, SIGKILL);
@@ -569,7 +587,10 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
                 if (!(p.revents & (POLLIN | POLLHUP | POLLERR))) continue;
                 for (auto& w : watched) {
                     if (w.fd != p.fd) continue;
-                    if (w.into == &result.channel) last_channel_data = Clock::now();
+                    if (w.into == &result.channel) {
+                        last_channel_data = Clock::now();
+                        cpu_at_data = cpu_now;
+                    }
                     if (!drain(w.fd, *w.into, w.cap)) {
                         ::close(w.fd);
                         w.fd = -1;
@@ -658,6 +679,48 @@ int running_children() {
     int n = 0;
     for (const auto& child : running) n += child.group.load() > 0;
     return n;
+}
+
+double tree_cpu_seconds(pid_t root) {
+    // Every process's parent and CPU time, from /proc/<pid>/stat: the fields after the command
+    // name's closing parenthesis are state, ppid, ... utime (14th of the line), stime, cutime,
+    // cstime. A PID namespace (the sandbox's) shows its processes here with this namespace's
+    // numbers, their parents too.
+    static const double tick = static_cast<double>(::sysconf(_SC_CLK_TCK));
+    std::map<pid_t, std::vector<pid_t>> children;
+    std::map<pid_t, double> cpu;
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = entry.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(entry.path() / "stat");
+        std::string line;
+        if (!std::getline(in, line)) continue;
+        const std::size_t close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream fields(line.substr(close + 1));
+        std::string state;
+        long long ppid = 0, skip = 0, utime = 0, stime = 0, cutime = 0, cstime = 0;
+        fields >> state >> ppid;
+        for (int k = 0; k < 9; ++k) fields >> skip;  // pgrp .. cmajflt
+        fields >> utime >> stime >> cutime >> cstime;
+        if (!fields) continue;
+        const pid_t pid = static_cast<pid_t>(std::stol(name));
+        children[static_cast<pid_t>(ppid)].push_back(pid);
+        cpu[pid] = static_cast<double>(utime + stime + cutime + cstime) / tick;
+    }
+    double total = 0;
+    std::vector<pid_t> todo{root};
+    std::set<pid_t> seen;
+    while (!todo.empty()) {
+        const pid_t p = todo.back();
+        todo.pop_back();
+        if (!seen.insert(p).second) continue;
+        if (auto it = cpu.find(p); it != cpu.end()) total += it->second;
+        if (auto it = children.find(p); it != children.end())
+            todo.insert(todo.end(), it->second.begin(), it->second.end());
+    }
+    return total;
 }
 
 }  // namespace cudalings

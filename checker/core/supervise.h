@@ -35,6 +35,11 @@ struct ChildOptions {
     bool result_channel = false;         // open a pipe on fd 3 in the child
     std::size_t channel_cap = 16 << 20;  // bytes kept of the channel
     double channel_idle_seconds = 0;     // > 0: time out when the channel is silent this long
+    // With channel_idle_seconds: "this long" is CPU time that the child and every process it
+    // started used while the channel was silent (a machine busy with other work slows a child
+    // down; only the child's own work counts), with a wall-clock backstop of 3x + 30 s for a
+    // child that waits without computing.
+    bool idle_in_cpu_time = false;
     std::string secret;                  // non-empty: readable once from fd 4 in the child
     // > 0: the child's host memory is limited with a cgroup (v2 or v1 memory controller) where
     // this process may create one; never with `ulimit -v`, which breaks CUDA's initialisation.
@@ -93,6 +98,10 @@ struct ChildResult {
 };
 
 ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOptions& options);
+
+// The CPU time (user and system, in seconds) that a process and its living descendants have
+// used, from /proc (their finished, reaped children included); 0 when it is gone.
+double tree_cpu_seconds(pid_t root);
 
 // Where `program` lives: itself when it names a path, else the first executable of that name on
 // PATH; empty when there is none.

@@ -250,7 +250,9 @@ struct Runtime {
     // For the watchdog thread (watchdog.cpp): the resumes, and whether a kernel runs.
     std::atomic<std::uint64_t> heartbeat{0};
     std::atomic<bool> kernel_running{false};
-    std::chrono::steady_clock::time_point launch_started{};  // when the time limit began
+    // When the time limit began: the CPU time of the thread that runs kernels (a machine busy
+    // with other work slows the emulator down, and must not make a kernel "slow").
+    double budget_started = 0;
     bool budget_set = false;    // start_time_budget() was called: not reset by each launch
     bool watch_reads = false;   // record what threads read (no change for a whole round)
     bool watch_writes = false;  // a stall is being diagnosed: look for a polled word's writer
@@ -348,6 +350,8 @@ std::size_t pending_count();
 bool keep_pending_since(std::size_t from, const std::string& kind);
 // Coverage mode (coverage.cpp, CUDALINGS_EMU_COVERAGE): a block's counts folded in when it ends,
 // the records so far written after each launch.
+// The CPU time of the calling thread, in seconds.
+double thread_cpu_seconds();
 bool coverage_on();
 void coverage_block_end(Block& b);
 void coverage_launch_end();

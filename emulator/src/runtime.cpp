@@ -6,6 +6,7 @@
 // deadlocked: every waiting thread is reported. A block runs in time slices (run_slice); which
 // blocks run, and when, is schedule.cpp's business.
 #include <dlfcn.h>
+#include <time.h>
 
 #include <algorithm>
 #include <cctype>
@@ -122,9 +123,15 @@ void set_options(const Options& o) {
 
 Statistics statistics() { return {rt().launches, rt().blocks_run, rt().threads_run}; }
 
+double thread_cpu_seconds() {
+    timespec t{};
+    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
 void start_time_budget() {
     rt().budget_set = true;
-    rt().launch_started = std::chrono::steady_clock::now();
+    rt().budget_started = thread_cpu_seconds();
 }
 
 uint3 thread_idx() { return cur() ? cur()->tid : uint3{0, 0, 0}; }
@@ -1023,7 +1030,7 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     r.shared_limit = limit;
     r.abort = false;
     ++r.launch_serial;
-    if (!r.budget_set) r.launch_started = std::chrono::steady_clock::now();
+    if (!r.budget_set) r.budget_started = thread_cpu_seconds();
     r.in_kernel = true;
     watch_for_stuck_threads();
     r.kernel_running.store(true);

@@ -382,8 +382,7 @@ void report_unnamed_wait(const Grid& g) {
 // found as a stall): too slow to emulate, which is not a verdict on the code.
 void report_slow(const Grid& g) {
     Runtime& r = rt();
-    const double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - r.launch_started).count();
+    const double seconds = thread_cpu_seconds() - r.budget_started;
     const std::uint64_t finished = g.next - g.active.size() - g.parked.size();
     Diagnostic d;
     d.kind = "slow";
@@ -393,7 +392,7 @@ void report_slow(const Grid& g) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.0f", seconds);
     d.message = std::string("the kernel was still running after ") + buf +
-                " s of emulation, and still making progress (" + std::to_string(finished) + " of " +
+                " s of CPU time of emulation, and still making progress (" + std::to_string(finished) + " of " +
                 std::to_string(g.total) + (g.total == 1 ? " block" : " blocks") +
                 " finished): too slow to emulate at this size, not a hang. Does a thread do "
                 "far more work than it should (a loop whose step is 1 where the grid's size "
@@ -555,8 +554,7 @@ void run_grid() {
         }
         if (r.abort) break;
         if (o.time_limit_seconds > 0 &&
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - r.launch_started)
-                    .count() > o.time_limit_seconds) {
+            thread_cpu_seconds() - r.budget_started > o.time_limit_seconds) {
             report_slow(g);
             break;
         }

@@ -38,9 +38,8 @@ struct Hostile {
     std::string reason;
     std::string setup;
     std::string in_process;  // the verdict in the runner's own process, where it differs
-    // The verdict in the runner's own process when graded with timing on a GPU (the reference
-    // is loaded there then); such a file is also graded that way, on a GPU only.
-    std::string in_process_timed;
+    // "yes": also graded with timing, on a GPU only (the reference is loaded then).
+    std::string timed;
     // Text the reason holds under emulation only (a GPU build's host code has no line table).
     std::string reason_emulated;
 };
@@ -58,7 +57,7 @@ Hostile read_hostile(const fs::path& path) {
         value("reason", h.reason);
         value("setup", h.setup);
         value("in-process", h.in_process);
-        value("in-process-timed", h.in_process_timed);
+        value("timed", h.timed);
         value("reason-emulated", h.reason_emulated);
     }
     if (h.in_process.empty()) h.in_process = h.expect;
@@ -249,12 +248,12 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
 // Submissions that go for the judge (tests/grading/hostile_split/): one searches the process it
 // runs in for what would let it speak for the judge; others end their process while it loads or
 // at its exit, go for the judge's /proc files and signal it, or compute on the CPU through the
-// device pointers, or find the reference solution in their process and call it. In the runner's
-// own process the forger finds what it looks for: graded there, it forges its PASS
-// (`in-process:`), and on a GPU, graded with timing, the reference's caller gets PASS too
-// (`in-process-timed:`): the forgeries work (when the judge split becomes the default, that half
-// of the test changes with it). Graded with --judge-split, every one gets its own verdict (and
-// `reason:`), never PASS, never INTERNAL_ERROR.
+// device pointers, or look for the reference solution in their process to call it (`timed:
+// yes`: on a GPU also graded with timing, when the reference is loaded). In the runner's own
+// process the forger finds what it looks for: graded there, it forges its PASS (`in-process:`),
+// which shows the forgery works (when the judge split becomes the default, that half of the test
+// changes with it). Graded with --judge-split, every one gets its own verdict (and `reason:`),
+// never PASS, never INTERNAL_ERROR.
 TEST_CASE(
     "submissions that go for the judge: a forger believed in the runner's process, none "
     "passes through the judge split",
@@ -274,13 +273,13 @@ TEST_CASE(
                               .string());
     }
     REQUIRE_FALSE(forgers.empty());
-    // Every file untimed; on a GPU, the files that name a timed verdict again with timing.
+    // Every file untimed; on a GPU, the `timed: yes` files again with timing.
     const bool gpu = test_support::gpu_present();
     for (const bool timed : {false, true}) {
         if (timed && !gpu) continue;
         std::vector<std::string> batch;
         for (std::size_t i = 0; i < forgers.size(); ++i)
-            if (!timed || !forgers[i].in_process_timed.empty()) batch.push_back(folders[i]);
+            if (!timed || forgers[i].timed == "yes") batch.push_back(folders[i]);
         if (batch.empty()) continue;
         for (const bool split : {false, true}) {
             INFO((split ? "through the judge split" : "in the runner's process")
@@ -323,7 +322,7 @@ TEST_CASE(
                         CHECK_THAT(step["reason"].get<std::string>(),
                                    ContainsSubstring(h.reason_emulated));
                 } else {
-                    CHECK(step["verdict"] == (timed ? h.in_process_timed : h.in_process));
+                    CHECK(step["verdict"] == h.in_process);
                 }
             }
         }

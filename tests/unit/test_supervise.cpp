@@ -61,6 +61,57 @@ TEST_CASE("a CPU limit stops every process of a child that computes, not one tha
     CHECK(wait.out.head == "slept\n");
 }
 
+TEST_CASE("an idle limit in CPU time: a silent child that computes times out, one that waits "
+          "does not",
+          "[supervise]") {
+    ChildOptions o;
+    o.wall_seconds = 30;
+    o.result_channel = true;
+    o.channel_idle_seconds = 1;
+    o.idle_in_cpu_time = true;
+    // A grandchild that spins: its CPU time counts for the child.
+    auto spin = run_supervised({"/bin/sh", "-c", "sh -c 'while :; do :; done'"}, o);
+    CHECK(spin.timed_out);
+    CHECK(spin.idle_timeout);
+    CHECK(spin.wall_seconds < 10);
+    // Silent for longer than the limit, without computing (a machine too busy to run it looks
+    // the same): it goes on, says something, and ends.
+    o.channel_idle_seconds = 0.5;
+    auto wait = run_supervised({"/bin/sh", "-c", "sleep 2; echo said >&3"}, o);
+    CHECK_FALSE(wait.timed_out);
+    CHECK(wait.exited_ok());
+    CHECK(wait.channel.head == "said\n");
+    // The same limit in wall-clock time stops it.
+    o.idle_in_cpu_time = false;
+    auto wall = run_supervised({"/bin/sh", "-c", "sleep 2; echo said >&3"}, o);
+    CHECK(wall.idle_timeout);
+}
+
+TEST_CASE("a process tree's CPU time counts its descendants", "[supervise]") {
+    const double before = tree_cpu_seconds(::getpid());
+    CHECK(before > 0);
+    // A child that computes for a while: its time shows in this process's tree while it runs.
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        volatile unsigned long long x = 0;
+        for (;;) x = x + 1;
+    }
+    // Until it has used 0.3 s (a busy machine gives it less than the clock's time).
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    double alone = 0;
+    while (alone <= 0.3 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        alone = tree_cpu_seconds(child);
+    }
+    const double during = tree_cpu_seconds(::getpid());
+    ::kill(child, SIGKILL);
+    ::waitpid(child, nullptr, 0);
+    CHECK(alone > 0.3);
+    CHECK(during >= before + alone - 0.05);
+    CHECK(tree_cpu_seconds(child) == 0);  // gone
+}
+
 TEST_CASE("a crashing child reports its signal", "[supervise]") {
     ChildOptions o;
     auto segv = run_supervised({program("fixture_crash"), "segv"}, o);

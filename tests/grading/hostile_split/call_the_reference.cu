@@ -1,5 +1,5 @@
 // expect: WRONG
-// in-process-timed: PASS
+// timed: yes
 //
 // Lets the reference do its work. When a step is timed on a GPU, the runner loads the lesson's
 // reference solution into the process that runs the step. This file walks the objects loaded in
@@ -7,10 +7,12 @@
 // the policy screen refuses that), finds another object that defines vector_add, and calls it
 // with its own arguments. Where none is found it computes nothing.
 //
-// Graded with timing in the runner's own process, the reference is there: PASS, at the
-// reference's own speed (the hole the judge split closes). Through the judge split the process is
-// the learner's, which never holds the reference: nothing is found, the outputs stay unwritten,
-// WRONG. Without timing (and under emulation) no reference is loaded: WRONG either way.
+// Through the judge split the process is the learner's, which never holds the reference:
+// nothing is found, the outputs stay unwritten, WRONG, timed or not (H100, 2026-12-06). Graded
+// timed in the runner's own process on the H100 it got WRONG too: it did not find the reference
+// there either, though the runner loads it before the first case; why (the search, or what the
+// sandbox shows of the reference's file) is not yet known, so the hole is not shown here.
+// Without timing (and under emulation) no reference is loaded: WRONG either way.
 #include <elf.h>
 #include <link.h>
 
