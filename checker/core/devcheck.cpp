@@ -63,11 +63,11 @@ void check_fixtures(const std::string& root, const LessonInfo& lesson,
         if (e.path().extension() == ".cu") files.push_back(e.path());
     std::sort(files.begin(), files.end());
     static const std::regex key_line(
-        R"(^// (expect|emulated|emulated-detail|reason|step|flags|needs|timing): (.*)$)");
+        R"(^// (expect|emulated|emulated-detail|emulated-advice|reason|step|flags|needs|timing): (.*)$)");
     for (const auto& file : files) {
         const std::string rel = "checks/" + lesson.id + "/fixtures/" + file.filename().string();
         std::ifstream in(file);
-        std::string line, expect, emulated, emulated_detail;
+        std::string line, expect, emulated, emulated_detail, emulated_advice;
         auto bad = [&](const std::string& why) { found.push_back({"fixtures", rel, why}); };
         // The header is the comment block the file starts with.
         while (std::getline(in, line) && line.rfind("//", 0) == 0) {
@@ -77,6 +77,7 @@ void check_fixtures(const std::string& root, const LessonInfo& lesson,
             Verdict v;
             if (key == "emulated") emulated = value;
             if (key == "emulated-detail") emulated_detail = value;
+            if (key == "emulated-advice") emulated_advice = value;
             if (key == "expect") {
                 expect = value;
                 if (!parse_verdict(value, v)) bad("\"expect: " + value + "\" is not a verdict");
@@ -101,6 +102,8 @@ void check_fixtures(const std::string& root, const LessonInfo& lesson,
         if (expect.empty()) bad("no \"// expect: VERDICT\" line");
         if (!emulated_detail.empty() && emulated.empty())
             bad("\"emulated-detail:\" without an \"emulated: VERDICT\" line (nothing runs it)");
+        if (!emulated_advice.empty() && emulated.empty())
+            bad("\"emulated-advice:\" without an \"emulated: VERDICT\" line (nothing runs it)");
     }
 }
 

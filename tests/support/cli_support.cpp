@@ -110,6 +110,7 @@ FixtureSpec read_fixture(const std::string& path) {
         value("expect", spec.expect);
         value("emulated", spec.emulated);
         value("emulated-detail", spec.emulated_detail);
+        value("emulated-advice", spec.emulated_advice);
         value("reason", spec.reason);
         value("step", spec.step);
         value("flags", flags);

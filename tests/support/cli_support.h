@@ -32,6 +32,8 @@ std::string gpu_absent_reason();
 //   // flags: --sanitize    // needs: cpu|gpu          // timing: yes
 //   // emulated: VERDICT  (the verdict under the CPU emulator, where it is asserted)
 //   // emulated-detail: substring  (in the detail of the first failing case under emulation)
+//   // emulated-advice: substring  (in the step's advice under emulation: the advice chosen by
+//                                   what the emulator saw, checks' advice() keys)
 struct FixtureSpec {
     std::string path;
     std::string name;  // file name without .cu
@@ -39,6 +41,7 @@ struct FixtureSpec {
     std::string emulated;  // the verdict under the CPU emulator, when it differs or is asserted
     std::string reason;
     std::string emulated_detail;  // must appear in the first failing case's detail, emulated
+    std::string emulated_advice;  // must appear in the step's advice, emulated
     std::string step;             // the step whose file the fixture replaces (relative to lessons/)
     std::vector<std::string> flags;
     bool needs_gpu = true;

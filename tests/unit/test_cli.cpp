@@ -337,6 +337,9 @@ void check_emulated_fixtures(std::size_t shard, std::size_t shards) {
                 }
             CHECK_THAT(detail, ContainsSubstring(f.emulated_detail));
         }
+        // The advice the step's checks chose for what the emulator saw (a TIMEOUT's cause).
+        if (!f.emulated_advice.empty())
+            CHECK_THAT(j["results"][0].value("advice", ""), ContainsSubstring(f.emulated_advice));
         remove_course(root);
     }
 }

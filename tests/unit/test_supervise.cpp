@@ -88,8 +88,7 @@ TEST_CASE("an idle limit in CPU time: a silent child that computes times out, on
 }
 
 TEST_CASE("a process tree's CPU time counts its descendants", "[supervise]") {
-    const double before = tree_cpu_seconds(::getpid());
-    CHECK(before > 0);
+    const double before = tree_cpu_seconds(::getpid());  // a fresh process: maybe 0 ticks
     // A child that computes for a while: its time shows in this process's tree while it runs.
     const pid_t child = ::fork();
     REQUIRE(child >= 0);
