@@ -231,9 +231,17 @@ struct RaceEvidence {
 RaceShape classify_race(const RaceEvidence& e) {
     const bool other_block = e.other.block != rt().block->serial;
     const bool same_line = where_pc(e.other.pc) == where_pc(e.pc);
-    // A use: an atomic, or a store by a thread that had read the word (x += v).
-    const bool my_use = e.write && (e.rmw || e.kind == Access::Atomic);
-    const bool other_use = e.other_wrote && (e.other.rmw || e.other.kind == Access::Atomic);
+    // An update (x += v): a store by a thread that read the word first at the same line. A read
+    // at another line earlier in the epoch (a word read in one round of a loop and overwritten
+    // in the next, with the barrier between them missing) is no update of it.
+    const auto update = [](bool rmw, const void* read_pc, const void* write_pc) {
+        return rmw && read_pc && where_pc(read_pc) == where_pc(write_pc);
+    };
+    const bool my_update = e.write && update(e.rmw, e.read_pc, e.pc);
+    const bool other_update = e.other_wrote && update(e.other.rmw, e.other_read_pc, e.other.pc);
+    // A use: an atomic, or an update.
+    const bool my_use = e.write && (my_update || e.kind == Access::Atomic);
+    const bool other_use = e.other_wrote && (other_update || e.other.kind == Access::Atomic);
     if (e.write && e.other_wrote) {
         if (my_use && other_use) return RaceShape::LostUpdate;
         if (my_use == other_use) return RaceShape::TwoOwners;
@@ -242,7 +250,7 @@ RaceShape classify_race(const RaceEvidence& e) {
     }
     // A write against a read: the writer's own read of the word, and the reader's instruction.
     const void* writer_read =
-        e.write ? (e.rmw ? e.read_pc : nullptr) : (e.other.rmw ? e.other_read_pc : nullptr);
+        e.write ? (my_update ? e.read_pc : nullptr) : (other_update ? e.other_read_pc : nullptr);
     const void* reader = e.write ? e.other.pc : e.pc;
     if (writer_read && writer_read == reader) return RaceShape::LostUpdate;
     if (other_block) return RaceShape::OtherBlock;
