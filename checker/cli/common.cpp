@@ -397,7 +397,8 @@ void add_check_flags(CLI::App* command, Options& o) {
         ->check(positive_seconds());
     command
         ->add_option("--case-timeout", o.case_timeout,
-                     "seconds a case may go without progress before it is a TIMEOUT (default 20; emulated: seconds of CPU time, with a wall-clock backstop of 3x + 30 s)")
+                     "seconds a case may go without progress before it is a TIMEOUT (default 20; "
+                     "emulated: seconds of CPU time, with a wall-clock backstop of 3x + 30 s)")
         ->check(positive_seconds());
 }
 

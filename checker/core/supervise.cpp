@@ -507,15 +507,14 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     const auto wall = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(options.wall_seconds));
     auto deadline = start + wall;
-    auto idle_limit = std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(options.idle_in_cpu_time
-                                          ? 3 * options.channel_idle_seconds + 30
-                                          : options.channel_idle_seconds));
+    auto idle_limit = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+        options.idle_in_cpu_time ? 3 * options.channel_idle_seconds + 30
+                                 : options.channel_idle_seconds));
     Clock::time_point last_channel_data = start;
     // The idle limit in CPU time: the child tree's CPU time, sampled twice a second, and its
     // value when the channel last spoke.
-    const bool idle_cpu = options.idle_in_cpu_time && options.result_channel &&
-                          options.channel_idle_seconds > 0;
+    const bool idle_cpu =
+        options.idle_in_cpu_time && options.result_channel && options.channel_idle_seconds > 0;
     double cpu_now = 0, cpu_at_data = 0;
     Clock::time_point cpu_sampled = start;
     int status = 0;

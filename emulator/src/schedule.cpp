@@ -392,8 +392,9 @@ void report_slow(const Grid& g) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.0f", seconds);
     d.message = std::string("the kernel was still running after ") + buf +
-                " s of CPU time of emulation, and still making progress (" + std::to_string(finished) + " of " +
-                std::to_string(g.total) + (g.total == 1 ? " block" : " blocks") +
+                " s of CPU time of emulation, and still making progress (" +
+                std::to_string(finished) + " of " + std::to_string(g.total) +
+                (g.total == 1 ? " block" : " blocks") +
                 " finished): too slow to emulate at this size, not a hang. Does a thread do "
                 "far more work than it should (a loop whose step is 1 where the grid's size "
                 "was meant)?";

@@ -284,13 +284,13 @@ TEST_CASE(
         for (const bool split : {false, true}) {
             INFO((split ? "through the judge split" : "in the runner's process")
                  << (timed ? ", timed" : ""));
-            const fs::path out = dir / ((split ? "out-split" : "out-runner") +
-                                        std::string(timed ? "-timed" : ""));
+            const fs::path out =
+                dir / ((split ? "out-split" : "out-runner") + std::string(timed ? "-timed" : ""));
             std::vector<std::string> args{"--root", instructor.string(), "grade"};
             args.insert(args.end(), batch.begin(), batch.end());
-            args.insert(args.end(), {"--step", "1/1", "--out", out.string(), "--compile-timeout",
-                                     "60", "--case-timeout", "10", "--jobs", "2", "--format",
-                                     "gradescope"});
+            args.insert(args.end(),
+                        {"--step", "1/1", "--out", out.string(), "--compile-timeout", "60",
+                         "--case-timeout", "10", "--jobs", "2", "--format", "gradescope"});
             if (!timed) args.push_back("--no-time");
             if (split) args.push_back("--judge-split");
             auto r = run_cudalings(args, {}, instructor.string());
@@ -316,8 +316,7 @@ TEST_CASE(
                     CHECK(step["verdict"] != "PASS");
                     CHECK(step["verdict"] != "INTERNAL_ERROR");
                     if (!h.reason.empty())
-                        CHECK_THAT(step["reason"].get<std::string>(),
-                                   ContainsSubstring(h.reason));
+                        CHECK_THAT(step["reason"].get<std::string>(), ContainsSubstring(h.reason));
                     if (!gpu && !h.reason_emulated.empty())
                         CHECK_THAT(step["reason"].get<std::string>(),
                                    ContainsSubstring(h.reason_emulated));

@@ -61,9 +61,10 @@ TEST_CASE("a CPU limit stops every process of a child that computes, not one tha
     CHECK(wait.out.head == "slept\n");
 }
 
-TEST_CASE("an idle limit in CPU time: a silent child that computes times out, one that waits "
-          "does not",
-          "[supervise]") {
+TEST_CASE(
+    "an idle limit in CPU time: a silent child that computes times out, one that waits "
+    "does not",
+    "[supervise]") {
     ChildOptions o;
     o.wall_seconds = 30;
     o.result_channel = true;
