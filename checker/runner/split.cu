@@ -6,7 +6,6 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 
 namespace runner {
 
@@ -16,18 +15,14 @@ namespace {
 // The line of the learner's file that holds the instruction at `offset` in its object (addr2line
 // over the object's line table), or 0 where the object has none (a GPU build's host code).
 int line_of(const std::string& object, std::uint64_t offset) {
-    if (object.empty() || object.find('\'') != std::string::npos) return 0;
     char hex[32];
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(offset));
-    const std::string command = "addr2line -e '" + object + "' " + hex + " 2>/dev/null";
-    FILE* f = ::popen(command.c_str(), "r");
-    if (!f) return 0;
-    char text[4096] = {};
-    const bool got = std::fgets(text, sizeof text, f) != nullptr;
-    ::pclose(f);
-    if (!got) return 0;
-    const char* colon = std::strrchr(text, ':');
-    return colon ? std::atoi(colon + 1) : 0;
+    cudalings::ChildOptions o;
+    o.wall_seconds = 10;
+    const cudalings::ChildResult r = cudalings::run_supervised({"addr2line", "-e", object, hex}, o);
+    const std::size_t colon = r.out.head.rfind(':');
+    return r.exited_ok() && colon != std::string::npos ? std::atoi(r.out.head.c_str() + colon + 1)
+                                                       : 0;
 }
 
 // The learner's account of its fault, with the line the judge found for it: "host code read
