@@ -30,7 +30,7 @@ StaircaseRow stair_row(const std::string& label, const std::string& title,
                        const std::vector<TimingResult>& timings) {
     StaircaseRow row{label, title, problem, baseline, {}};
     for (const auto& t : timings)
-        row.cells.push_back({t.column, t.learner.median_us, t.bytes, t.n, t.size});
+        row.cells.push_back({t.column, t.learner.median_us, t.bytes, t.n, t.size, t.fp32_ops});
     return row;
 }
 
@@ -45,6 +45,7 @@ Staircase staircase(Checker& checker, const LessonInfo& lesson,
         st.rows.push_back(stair_row(lesson.steps[s].id, lesson.steps[s].title,
                                     lesson.steps[s].problem, false, r.timings));
         st.copy_gbps = r.timings.front().copy_gbps;
+        for (const auto& t : r.timings) st.fp32_gflops = std::max(st.fp32_gflops, t.fp32_gflops);
     }
     if (st.rows.empty()) return st;
     for (const auto& b : lesson.baselines) {

@@ -347,29 +347,52 @@ const GpuInfo& Checker::gpu() {
     return *gpu_;
 }
 
-double Checker::copy_bandwidth_gbps() {
-    if (copy_gbps_) return *copy_gbps_;
-    copy_gbps_ = 0.0;
+double Checker::gpu_rate(const std::string& command, const std::string& event,
+                         const std::string& field, const std::string& name,
+                         const std::string& what) {
     const GpuInfo& g = gpu();
     if (!g.present) return 0;
     std::string cache =
-        paths_.state_dir + "/copy-bandwidth-" + (g.uuid.empty() ? "gpu" : g.uuid) + ".json";
+        paths_.state_dir + "/" + name + "-" + (g.uuid.empty() ? "gpu" : g.uuid) + ".json";
     if (options_.use_cache) {
-        auto cached = read_cached(cache, [](const json& c) { return c.value("gbps", 0.0) > 0; });
-        if (cached) return *(copy_gbps_ = cached->value("gbps", 0.0));
+        auto cached = read_cached(cache, [&](const json& c) { return c.value(field, 0.0) > 0; });
+        if (cached) return cached->value(field, 0.0);
     }
-    say("measuring this GPU's copy bandwidth (once per GPU)");
+    say("measuring this GPU's " + what + " (once per GPU)");
     ChildOptions o;
     o.wall_seconds = 60;
     std::vector<json> events;
-    run_runner({paths_.runner(), "copy-bandwidth"}, o, events);
+    run_runner({paths_.runner(), command}, o, events);
+    double rate = 0;
     for (const auto& e : events) {
-        if (e.value("event", "") != CopyBandwidthEvent::kEvent) continue;
-        copy_gbps_ = e.get<CopyBandwidthEvent>().gbps;
-        if (*copy_gbps_ > 0 && make_dirs(paths_.state_dir))
-            write_file_atomic(cache, e.dump() + "\n");
+        if (e.value("event", "") != event) continue;
+        rate = e.value(field, 0.0);
+        if (rate > 0 && make_dirs(paths_.state_dir)) write_file_atomic(cache, e.dump() + "\n");
     }
+    return rate;
+}
+
+double Checker::copy_bandwidth_gbps() {
+    if (!copy_gbps_)
+        copy_gbps_ = gpu_rate("copy-bandwidth", CopyBandwidthEvent::kEvent, "gbps",
+                              "copy-bandwidth", "copy bandwidth");
     return *copy_gbps_;
+}
+
+double Checker::fp32_gflops() {
+    if (!fp32_gflops_)
+        fp32_gflops_ =
+            gpu_rate("fp32-rate", Fp32RateEvent::kEvent, "gflops", "fp32-rate", "FP32 rate");
+    return *fp32_gflops_;
+}
+
+void Checker::add_yardsticks(std::vector<TimingResult>& timings) {
+    if (timings.empty()) return;
+    const double copy = copy_bandwidth_gbps();
+    for (auto& t : timings) {
+        t.copy_gbps = copy;
+        if (t.fp32_ops > 0) t.fp32_gflops = fp32_gflops();
+    }
 }
 
 bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
@@ -1022,10 +1045,7 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
         cases[i] = c;
     }
     for (auto& [index, c] : cases) report.cases.push_back(c);
-    if (!report.timings.empty()) {
-        const double copy = copy_bandwidth_gbps();
-        for (auto& t : report.timings) t.copy_gbps = copy;
-    }
+    add_yardsticks(report.timings);
     if (forged_lines > 0)
         report.notes.push_back(std::to_string(forged_lines) +
                                " unauthenticated line(s) on the result channel were ignored");
@@ -1067,6 +1087,7 @@ Checker::BaselineTiming Checker::time_baseline(const LessonInfo& lesson,
     result.ok = !result.timings.empty() && result.error.empty();
     if (result.timings.empty() && result.error.empty())
         result.error = describe_end(child, options_.case_idle_seconds);
+    add_yardsticks(result.timings);
     return result;
 }
 

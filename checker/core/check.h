@@ -100,6 +100,12 @@ class Checker {
     StepReport check(const StepRef& step, bool solution_file);
     // The measured copy bandwidth of this GPU (cached per GPU), 0 when unknown.
     double copy_bandwidth_gbps();
+    // The measured FP32 rate of this GPU in GFLOP/s (cached per GPU), 0 when unknown: the
+    // yardstick of a compute-bound problem (kit::Traffic::fp32).
+    double fp32_gflops();
+    // Sets what the checker measured about this GPU on timings: the copy rate, and the FP32 rate
+    // where a problem counts its operations.
+    void add_yardsticks(std::vector<TimingResult>& timings);
 
     // Times a library baseline of a lesson (e.g. CUB) in a child process: one result per timed
     // problem of the baseline's problem.
@@ -223,7 +229,11 @@ class Checker {
     Manifest manifest_;
     CheckOptions options_;
     std::optional<GpuInfo> gpu_;
-    std::optional<double> copy_gbps_;
+    std::optional<double> copy_gbps_, fp32_gflops_;
+    // A rate the runner measures once per GPU (`cudalings-runner COMMAND`): the `field` of its
+    // `event`, cached in the state folder under `name`-UUID.json.
+    double gpu_rate(const std::string& command, const std::string& event, const std::string& field,
+                    const std::string& name, const std::string& what);
     std::function<void(const std::string&)> progress_;
 };
 

@@ -180,18 +180,23 @@ nlohmann::json to_json(const StoredResults& s) {
         nlohmann::json rows = nlohmann::json::array();
         for (const auto& r : st.rows) {
             nlohmann::json cells = nlohmann::json::array();
-            for (const auto& c : r.cells)
-                cells.push_back({{"column", c.column},
-                                 {"median_us", c.median_us},
-                                 {"bytes", c.bytes},
-                                 {"n", c.n},
-                                 {"size", c.size}});
+            for (const auto& c : r.cells) {
+                nlohmann::json cell{{"column", c.column},
+                                    {"median_us", c.median_us},
+                                    {"bytes", c.bytes},
+                                    {"n", c.n},
+                                    {"size", c.size}};
+                if (c.fp32_ops > 0) cell["fp32_ops"] = c.fp32_ops;
+                cells.push_back(cell);
+            }
             nlohmann::json row{{"label", r.label}, {"problem", r.problem}, {"cells", cells}};
             if (r.title != r.label) row["title"] = r.title;
             if (r.baseline) row["baseline"] = true;
             rows.push_back(row);
         }
-        stairs.push_back({{"lesson", st.lesson}, {"copy_gbps", st.copy_gbps}, {"rows", rows}});
+        nlohmann::json stair{{"lesson", st.lesson}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
+        if (st.fp32_gflops > 0) stair["fp32_gflops"] = st.fp32_gflops;
+        stairs.push_back(stair);
     }
     return {{"format_version", 1},
             {"kind", kStoredKind},
@@ -208,7 +213,11 @@ std::string stored_text(const StoredResults& s) {
     const auto& stairs = j["staircases"];
     for (std::size_t i = 0; i < stairs.size(); ++i) {
         out += std::string(i ? "," : "") + "\n    {\"lesson\": " + stairs[i]["lesson"].dump() +
-               ", \"copy_gbps\": " + stairs[i]["copy_gbps"].dump() + ", \"rows\": [";
+               ", \"copy_gbps\": " + stairs[i]["copy_gbps"].dump() +
+               (stairs[i].contains("fp32_gflops")
+                    ? ", \"fp32_gflops\": " + stairs[i]["fp32_gflops"].dump()
+                    : "") +
+               ", \"rows\": [";
         const auto& rows = stairs[i]["rows"];
         for (std::size_t k = 0; k < rows.size(); ++k)
             out += std::string(k ? "," : "") + "\n      " + rows[k].dump();
@@ -303,7 +312,7 @@ namespace {
 
 // The figures a staircase region shows in each cell, from its attributes.
 struct FigureChoice {
-    std::vector<std::string> names;  // "time", "copy", "previous", "against", in order
+    std::vector<std::string> names;  // "time", "copy", "fp32", "previous", "against", in order
     std::string against;             // the row "against" compares with
 };
 
@@ -315,6 +324,9 @@ struct FigureText {
 constexpr FigureText kFigures[] = {
     {"time", "µs", "the median time"},
     {"copy", "% of copy", "the bytes the row must move over its time, as a share of the copy rate"},
+    {"fp32", "% of FP32",
+     "the FP32 operations the row must do over its time, as a share of the FP32 rate measured in "
+     "the run"},
     {"previous", "× previous",
      "its rate over the rate of the previous row that moves the same bytes at the same size (– "
      "where none does)"},
@@ -334,7 +346,7 @@ bool choose_figures(const Region& region, FigureChoice& f, std::string& error) {
     for (const auto& n : f.names)
         if (!figure_text(n)) {
             error = "figures=\"" + region.attribute("figures") + "\": \"" + n +
-                    "\" is not time, copy, previous or against";
+                    "\" is not time, copy, fp32, previous or against";
             return false;
         }
     const bool uses_against = std::find(f.names.begin(), f.names.end(), "against") != f.names.end();
@@ -360,7 +372,10 @@ std::string staircase_preamble(const FigureChoice& f, const Staircase& st, const
         ": the reference solutions (`cudalings --json check --all --solutions`, stored "
         "in [" +
         results + "](" + link +
-        ")); the copy rate measured in the run: " + decimals(st.copy_gbps, 0) + " GB/s.";
+        ")); the copy rate measured in the run: " + decimals(st.copy_gbps, 0) + " GB/s" +
+        (st.fp32_gflops > 0 ? ", the FP32 rate " + decimals(st.fp32_gflops / 1000, 1) + " TFLOP/s"
+                            : "") +
+        ".";
     std::string legend;
     for (const auto& n : f.names) {
         const std::string meaning = figure_text(n)->meaning;
@@ -422,6 +437,10 @@ class StaircaseTable {
         const double us = cell["median_us"].get<double>();
         if (name == "time") return decimals(us, 1);
         if (name == "copy") return decimals(cell["percent_of_copy"].get<double>(), 1) + "%";
+        if (name == "fp32")
+            return cell.contains("percent_of_fp32")
+                       ? decimals(cell["percent_of_fp32"].get<double>(), 1) + "%"
+                       : "–";
         if (name == "previous")
             return cell["vs_previous"].is_null()
                        ? "–"

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <sstream>
@@ -131,10 +132,15 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
                     row.median_us = t["learner"].value("median_us", 0.0);
                     row.gbps = t["learner"].value("gbps", 0.0);
                     row.percent_of_copy = t["learner"].value("percent_of_copy", 0.0);
+                    row.gflops = t["learner"].value("gflops", 0.0);
+                    row.percent_of_fp32 = t["learner"].value("percent_of_fp32", 0.0);
+                    row.intensity = t.value("intensity", 0.0);
                     if (t.contains("reference") && t["reference"].is_object()) {
                         row.reference_us = t["reference"].value("median_us", 0.0);
                         row.reference_percent = t["reference"].value("percent_of_copy", 0.0);
+                        row.reference_percent_fp32 = t["reference"].value("percent_of_fp32", 0.0);
                     }
+                    chart.fp32_gflops = std::max(chart.fp32_gflops, t.value("fp32_gflops", 0.0));
                     const auto n = t.value("n", std::uint64_t{0});
                     if (!lesson_n) lesson_n = n;
                     if (n && n != lesson_n) row.note = "n = " + format_size(n);
@@ -173,6 +179,9 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
                 row.median_us = cell.value("median_us", 0.0);
                 row.gbps = cell.value("gbps", 0.0);
                 row.percent_of_copy = cell.value("percent_of_copy", 0.0);
+                row.gflops = cell.value("gflops", 0.0);
+                row.percent_of_fp32 = cell.value("percent_of_fp32", 0.0);
+                row.intensity = cell.value("intensity", 0.0);
                 chart.rows.push_back(row);
             }
         }
@@ -189,15 +198,26 @@ std::size_t ReportModel::access_picture_count() const {
     return n;
 }
 
+bool LessonChart::compute_bound() const {
+    return fp32_gflops > 0 &&
+           std::any_of(rows.begin(), rows.end(), [](const ChartRow& r) { return r.intensity > 0; });
+}
+
 std::string staircase_svg(const LessonChart& chart) {
     // One row per step: a bar as long as its share of the copy bandwidth (the dashed line is
-    // 100%), the reference's share as a thinner bar under it, baselines in their own colour.
+    // 100%), the reference's share as a thinner bar under it, baselines in their own colour. A
+    // compute-bound lesson's bars are shares of the FP32 rate instead.
     const int label = 230, plot = 380, right = 170, row = 34, top = 22;
     const int width = label + plot + right;
     const int height = top + row * static_cast<int>(chart.rows.size()) + 10;
+    const bool fp32 = chart.compute_bound();
+    auto share = [&](const ChartRow& r) { return fp32 ? r.percent_of_fp32 : r.percent_of_copy; };
+    auto reference_share = [&](const ChartRow& r) {
+        return fp32 ? r.reference_percent_fp32 : r.reference_percent;
+    };
     double scale_max = 100;
     for (const auto& r : chart.rows)
-        scale_max = std::max({scale_max, r.percent_of_copy, r.reference_percent});
+        scale_max = std::max({scale_max, share(r), reference_share(r)});
     auto x_of = [&](double percent) { return label + plot * percent / scale_max; };
     std::ostringstream s;
     s << "<svg class=\"staircase\" data-lesson=\"" << markup_escape(chart.lesson)
@@ -215,19 +235,87 @@ std::string staircase_svg(const LessonChart& chart) {
     for (const auto& r : chart.rows) {
         const std::string cls = r.baseline ? "base" : "bar";
         s << "  <g class=\"row\" data-label=\"" << markup_escape(r.label) << "\" data-us=\""
-          << num(r.median_us, 3) << "\" data-percent=\"" << num(r.percent_of_copy, 2) << "\">\n"
+          << num(r.median_us, 3) << "\" data-percent=\"" << num(share(r), 2) << "\">\n"
           << "    <title>" << markup_escape(r.title) << "</title>\n"
           << "    <text x=\"0\" y=\"" << y + 15 << "\">" << markup_escape(r.label) << "</text>\n"
           << "    <rect class=\"" << cls << "\" x=\"" << label << "\" y=\"" << y + 4
-          << "\" width=\"" << num(x_of(r.percent_of_copy) - label) << "\" height=\"14\"/>\n";
+          << "\" width=\"" << num(x_of(share(r)) - label) << "\" height=\"14\"/>\n";
         if (r.reference_us > 0)
             s << "    <rect class=\"ref\" data-us=\"" << num(r.reference_us, 3) << "\" x=\""
               << label << "\" y=\"" << y + 20 << "\" width=\""
-              << num(x_of(r.reference_percent) - label) << "\" height=\"6\"/>\n";
+              << num(x_of(reference_share(r)) - label) << "\" height=\"6\"/>\n";
         s << "    <text x=\"" << label + plot + 10 << "\" y=\"" << y + 15 << "\">"
-          << markup_escape(format_time_us(r.median_us)) << "  " << num(r.percent_of_copy) << "%"
+          << markup_escape(format_time_us(r.median_us)) << "  " << num(share(r)) << "%"
           << (r.note.empty() ? "" : "  (" + markup_escape(r.note) + ")") << "</text>\n  </g>\n";
         y += row;
+    }
+    s << "</svg>\n";
+    return s.str();
+}
+
+std::string roofline_svg(const LessonChart& chart) {
+    if (!chart.compute_bound() || chart.copy_gbps <= 0) return "";
+    // Log-log: x is FLOP per minimal byte, y is GFLOP/s. The roof is the copy rate's slope
+    // (x times GB/s) up to the ridge, where it meets the FP32 rate's ceiling.
+    const double ridge = chart.fp32_gflops / chart.copy_gbps;
+    double x_lo = ridge, x_hi = ridge, y_lo = chart.fp32_gflops;
+    for (const auto& r : chart.rows) {
+        if (r.intensity <= 0 || r.gflops <= 0) continue;
+        x_lo = std::min(x_lo, r.intensity);
+        x_hi = std::max(x_hi, r.intensity);
+        y_lo = std::min(y_lo, r.gflops);
+    }
+    x_lo = std::pow(10, std::floor(std::log10(x_lo / 2)));
+    x_hi = std::pow(10, std::ceil(std::log10(x_hi * 2)));
+    y_lo = std::pow(10, std::floor(std::log10(std::min(y_lo, x_lo * chart.copy_gbps))));
+    const double y_hi = std::pow(10, std::ceil(std::log10(chart.fp32_gflops * 1.5)));
+    const int left = 70, plot_w = 520, plot_h = 300, top = 16, bottom = 40, right = 230;
+    const int width = left + plot_w + right, height = top + plot_h + bottom;
+    auto x_of = [&](double v) {
+        return left +
+               plot_w * (std::log10(v) - std::log10(x_lo)) / (std::log10(x_hi) - std::log10(x_lo));
+    };
+    auto y_of = [&](double v) {
+        return top + plot_h * (1 - (std::log10(v) - std::log10(y_lo)) /
+                                       (std::log10(y_hi) - std::log10(y_lo)));
+    };
+    std::ostringstream s;
+    s << "<svg class=\"roofline\" data-lesson=\"" << markup_escape(chart.lesson)
+      << "\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+      << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\" aria-label=\""
+      << markup_escape(chart.lesson) << " roofline\">\n";
+    for (double v = x_lo; v <= x_hi * 1.001; v *= 10)
+        s << "  <line class=\"grid\" x1=\"" << num(x_of(v)) << "\" y1=\"" << top << "\" x2=\""
+          << num(x_of(v)) << "\" y2=\"" << top + plot_h << "\"/>\n  <text x=\"" << num(x_of(v) - 8)
+          << "\" y=\"" << top + plot_h + 16 << "\">" << num(v, v < 1 ? 1 : 0) << "</text>\n";
+    for (double v = y_lo; v <= y_hi * 1.001; v *= 10)
+        s << "  <line class=\"grid\" x1=\"" << left << "\" y1=\"" << num(y_of(v)) << "\" x2=\""
+          << left + plot_w << "\" y2=\"" << num(y_of(v)) << "\"/>\n  <text x=\"0\" y=\""
+          << num(y_of(v) + 4) << "\">" << (v >= 1000 ? num(v / 1000, 0) + " T" : num(v, 0) + " G")
+          << "</text>\n";
+    s << "  <text x=\"" << left + plot_w / 2 - 90 << "\" y=\"" << height - 4
+      << "\">FLOP per byte moved (log)</text>\n";
+    // The roof: memory-bound left of the ridge, compute-bound right of it.
+    s << "  <polyline class=\"copy\" fill=\"none\" data-ridge=\"" << num(ridge, 2) << "\" points=\""
+      << num(x_of(x_lo)) << "," << num(y_of(x_lo * chart.copy_gbps)) << " " << num(x_of(ridge))
+      << "," << num(y_of(chart.fp32_gflops)) << " " << num(x_of(x_hi)) << ","
+      << num(y_of(chart.fp32_gflops)) << "\"/>\n";
+    s << "  <text x=\"" << num(x_of(ridge) + 6) << "\" y=\"" << num(y_of(chart.fp32_gflops) - 6)
+      << "\">FP32 " << num(chart.fp32_gflops / 1000, 1) << " TFLOP/s; copy "
+      << num(chart.copy_gbps / 1000, 2) << " TB/s</text>\n";
+    int label_y = top + 12;
+    for (const auto& r : chart.rows) {
+        if (r.intensity <= 0 || r.gflops <= 0) continue;
+        const std::string cls = r.baseline ? "base" : "bar";
+        s << "  <g class=\"point\" data-label=\"" << markup_escape(r.label)
+          << "\" data-intensity=\"" << num(r.intensity, 2) << "\" data-gflops=\""
+          << num(r.gflops, 1) << "\">\n"
+          << "    <title>" << markup_escape(r.title) << "</title>\n"
+          << "    <circle class=\"" << cls << "\" cx=\"" << num(x_of(r.intensity)) << "\" cy=\""
+          << num(y_of(r.gflops)) << "\" r=\"4\"/>\n"
+          << "    <text x=\"" << left + plot_w + 12 << "\" y=\"" << label_y << "\">"
+          << markup_escape(r.label) << "  " << num(r.percent_of_fp32) << "%</text>\n  </g>\n";
+        label_y += 16;
     }
     s << "</svg>\n";
     return s.str();
@@ -251,13 +339,24 @@ std::string render_html_report(const ReportModel& model) {
         s << "</table>\n";
         for (const auto& chart : model.charts) {
             if (chart.lesson != l.id) continue;
-            s << "<p>Each step's share of this GPU's copy bandwidth"
-              << (chart.copy_gbps > 0 ? " (" + num(chart.copy_gbps / 1000, 2) + " TB/s)" : "")
+            const bool fp32 = chart.compute_bound();
+            s << (fp32 ? "<p>Each step's share of this GPU's FP32 rate (" +
+                             num(chart.fp32_gflops / 1000, 1) + " TFLOP/s)"
+                       : std::string("<p>Each step's share of this GPU's copy bandwidth") +
+                             (chart.copy_gbps > 0 ? " (" + num(chart.copy_gbps / 1000, 2) + " TB/s)"
+                                                  : ""))
               << (chart.size.empty() ? "" : " at n = " + markup_escape(chart.size))
               << ": longer is faster. <span class=\"legend\"><span style=\"background:#2f6fde\">"
                  "</span>yours<span style=\"background:#8aa6d6\"></span>the reference"
                  "<span style=\"background:#d9822b\"></span>library</span></p>\n";
             s << staircase_svg(chart);
+            const std::string roof = roofline_svg(chart);
+            if (!roof.empty())
+                s << "<p>The roofline: each step's FLOP/s against its FLOP per byte moved. Under "
+                     "the "
+                     "slope a step cannot beat the copy rate, under the ceiling the FP32 rate; a "
+                     "step far below the roof has room.</p>\n"
+                  << roof;
         }
         for (const auto& sp : model.pictures) {
             if (sp.lesson != l.id) continue;

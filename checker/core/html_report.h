@@ -28,12 +28,18 @@ struct ChartRow {
     double median_us = 0, percent_of_copy = 0, gbps = 0;
     // The reference solution's figures for a step (0 when it was not timed).
     double reference_us = 0, reference_percent = 0;
+    // A compute-bound problem's (kit::Traffic::fp32): FLOP/s, the share of the FP32 rate, FLOP per
+    // minimal byte; 0 for a memory-bound one.
+    double gflops = 0, percent_of_fp32 = 0, reference_percent_fp32 = 0, intensity = 0;
     std::string note;  // "n = 2^24" where the row was timed at another size
 };
 
 struct LessonChart {
     std::string lesson, title;
     double copy_gbps = 0;
+    double fp32_gflops = 0;  // the FP32 rate measured where the lesson's problem counts its work
+    // Whether the bars are shares of the FP32 rate (a compute-bound lesson), not of the copy rate.
+    bool compute_bound() const;
     std::string size;  // "2^28"
     std::vector<ChartRow> rows;
 };
@@ -72,8 +78,14 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
                          const std::map<std::string, nlohmann::json>& staircases,
                          const std::map<std::string, nlohmann::json>& explained = {});
 
+// A compute-bound lesson's roofline: log-log, FLOP per minimal byte against FLOP/s, under the
+// copy rate's slope and the FP32 rate's ceiling; a point per step and baseline. "" when the chart
+// has no FP32 figures.
+std::string roofline_svg(const LessonChart& chart);
+
 std::string render_html_report(const ReportModel& model);
-// One lesson's staircase as an SVG element (also used on its own by tests).
+// One lesson's staircase as an SVG element (also used on its own by tests): each row's share of
+// the copy rate, of the FP32 rate where the lesson is compute-bound.
 std::string staircase_svg(const LessonChart& chart);
 
 }  // namespace cudalings

@@ -96,7 +96,8 @@ struct TimingResult {
     std::string problem;
     std::uint64_t n = 0;
     std::string size;
-    double bytes = 0;  // minimal bytes moved per call (reads + writes)
+    double bytes = 0;     // minimal bytes moved per call (reads + writes)
+    double fp32_ops = 0;  // least FP32 operations per call (kit::Traffic::fp32); 0: memory-bound
     TimingSide learner, reference;
     std::string note;      // e.g. work found outside the given stream
     bool verified = true;  // every timed output was checked, and was right
@@ -108,6 +109,8 @@ struct TimingResult {
     double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
     int warmup_rounds = 0;
     double copy_gbps = 0;  // this GPU's measured copy rate (r + w): set by the checker
+    double fp32_gflops =
+        0;  // this GPU's measured FP32 rate, where fp32_ops > 0: set by the checker
 
     double gbps(const TimingSide& s) const {
         return s.median_us > 0 ? bytes / s.median_us / 1e3 : 0;
@@ -116,6 +119,15 @@ struct TimingResult {
         return copy_gbps > 0 ? 100 * gbps(s) / copy_gbps : 0;
     }
     double floor_us() const { return copy_gbps > 0 ? bytes / copy_gbps / 1e3 : 0; }
+    // FP32 operations per second (GFLOP/s) and their share of the measured FP32 rate.
+    double gflops(const TimingSide& s) const {
+        return s.median_us > 0 ? fp32_ops / s.median_us / 1e3 : 0;
+    }
+    double percent_of_fp32(const TimingSide& s) const {
+        return fp32_gflops > 0 ? 100 * gflops(s) / fp32_gflops : 0;
+    }
+    // Operations per minimal byte: where the problem sits on the roofline.
+    double intensity() const { return bytes > 0 ? fp32_ops / bytes : 0; }
     // the learner's speed relative to the reference: 1.10 means 10% faster
     double speed_vs_reference() const {
         return learner.median_us > 0 && reference.present ? reference.median_us / learner.median_us
@@ -136,6 +148,14 @@ struct ProbeEvent {
 struct CopyBandwidthEvent {
     static constexpr const char* kEvent = "copy_bandwidth";
     double gbps = 0, median_us = 0, bytes = 0;
+    std::string uuid, name;
+};
+
+// The GPU's FP32 rate as `cudalings-runner fp32-rate` measures it: independent FMA chains in
+// every lane of every SM (an FMA counts 2 operations).
+struct Fp32RateEvent {
+    static constexpr const char* kEvent = "fp32_rate";
+    double gflops = 0, median_us = 0, operations = 0;
     std::string uuid, name;
 };
 
@@ -208,12 +228,13 @@ CUDALINGS_JSON(CaseClue, key, fact, advice, alone)
 CUDALINGS_JSON(CaseResult, index, name, n, size, rows, cols, verdict, reason, detail, tolerance,
                checked, wrong, unwritten, first_wrong, last_wrong, first, emulator, clue)
 CUDALINGS_JSON(TimingSide, present, median_us, p25_us, p75_us, min_us, samples, stop)
-CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, learner, reference, note,
-               verified, failed_sample, failure, outside_stream, refreshed, host_median_us,
-               warmup_ms, sampling_ms, untimed_ms, warmup_rounds, copy_gbps)
+CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, fp32_ops, learner, reference,
+               note, verified, failed_sample, failure, outside_stream, refreshed, host_median_us,
+               warmup_ms, sampling_ms, untimed_ms, warmup_rounds, copy_gbps, fp32_gflops)
 CUDALINGS_JSON(ProbeEvent, gpus, name, arch, uuid, error, message, sms, l2_bytes, memory_bytes,
                driver, runtime)
 CUDALINGS_JSON(CopyBandwidthEvent, gbps, median_us, bytes, uuid, name)
+CUDALINGS_JSON(Fp32RateEvent, gflops, median_us, operations, uuid, name)
 CUDALINGS_JSON(CasesEvent, total, problem, advice)
 CUDALINGS_JSON(CaseStartEvent, index, name, n, size)
 CUDALINGS_JSON(TimingErrorEvent, reason, detail)

@@ -40,6 +40,10 @@ std::string format_rate(double gbps) {
     return gbps >= 1000 ? fixed(gbps / 1000, 2) + " TB/s" : fixed(gbps, 1) + " GB/s";
 }
 
+std::string format_flops(double gflops) {
+    return gflops >= 1000 ? fixed(gflops / 1000, 2) + " TFLOP/s" : fixed(gflops, 1) + " GFLOP/s";
+}
+
 void render_case(std::ostringstream& s, const CaseResult& c, const RenderOptions& o) {
     s << "  " << paint(o, colour_of(c.verdict), "x") << " " << c.name << ": " << name(c.verdict);
     if (!c.reason.empty()) s << " (" << c.reason << ")";
@@ -205,6 +209,14 @@ std::string render_text(const StepReport& r, const RenderOptions& o) {
               << "  -> yours runs at " << fixed(t.speed_vs_reference(), 2)
               << "x the reference's speed\n";
         }
+        if (t.fp32_ops > 0) {
+            // A compute-bound problem: its FLOP rate, against the GPU's measured FP32 rate.
+            s << "  compute  " << format_flops(t.gflops(t.learner));
+            if (t.fp32_gflops > 0)
+                s << "  " << fixed(t.percent_of_fp32(t.learner), 1) << "% of the FP32 rate ("
+                  << format_flops(t.fp32_gflops) << ")";
+            s << "; " << fixed(t.intensity(), 1) << " FLOP per byte moved\n";
+        }
         if (t.copy_gbps > 0)
             s << "  floor    " << format_time_us(t.floor_us()) << " (" << fixed(t.bytes / 1e9, 2)
               << " GB at the copy rate)\n";
@@ -238,7 +250,10 @@ std::string render_step_line(const StepReport& r, std::size_t index, std::size_t
     if (!r.timings.empty()) {
         const TimingResult& t = r.timings.front();  // the first timed problem
         s << " " << pad_left(format_time_us(t.learner.median_us), 9);
-        if (t.copy_gbps > 0) s << "  " << fixed(t.percent_of_copy(t.learner), 1) << "% of copy";
+        if (t.fp32_ops > 0 && t.fp32_gflops > 0)
+            s << "  " << fixed(t.percent_of_fp32(t.learner), 1) << "% of FP32";
+        else if (t.copy_gbps > 0)
+            s << "  " << fixed(t.percent_of_copy(t.learner), 1) << "% of copy";
         if (r.timings.size() > 1)
             s << " (" << t.column << "; +" << r.timings.size() - 1 << " more)";
     } else if (!r.reason.empty() && r.verdict != Verdict::Pass) {
@@ -258,6 +273,7 @@ namespace {
 // (1.00x, no previous); a cell with none before it has no ratios.
 struct CellFigures {
     double gbps = 0, percent_of_copy = 0, vs_first = 0, vs_previous = 0;
+    double gflops = 0, percent_of_fp32 = 0;  // a compute-bound cell's
     bool has_first = false, has_previous = false;
 };
 
@@ -274,6 +290,8 @@ std::vector<std::vector<CellFigures>> stair_figures(const Staircase& st) {
             CellFigures f;
             f.gbps = c.median_us > 0 ? c.bytes / c.median_us / 1e3 : 0;
             f.percent_of_copy = st.copy_gbps > 0 ? 100 * f.gbps / st.copy_gbps : 0;
+            f.gflops = c.median_us > 0 ? c.fp32_ops / c.median_us / 1e3 : 0;
+            f.percent_of_fp32 = st.fp32_gflops > 0 ? 100 * f.gflops / st.fp32_gflops : 0;
             const std::string key = c.column + "|" + c.size + "|" + format_number(c.bytes, 12);
             auto it = std::find_if(seen.begin(), seen.end(), [&](auto& s) { return s.key == key; });
             if (it == seen.end()) {
@@ -315,8 +333,14 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
     std::size_t width = 4;
     for (const auto& r : st.rows) width = std::max(width, display_width(r.label));
     auto pad = [&](const std::string& text) { return pad_right(text, width + 2); };
+    const bool compute = st.fp32_gflops > 0 &&
+                         std::any_of(st.rows.begin(), st.rows.end(), [](const StaircaseRow& r) {
+                             return std::any_of(r.cells.begin(), r.cells.end(),
+                                                [](const auto& c) { return c.fp32_ops > 0; });
+                         });
     if (columns.size() <= 1) {
-        s << "  " << pad("step") << "      time      rate  % copy  vs first  vs prev  size\n";
+        s << "  " << pad("step") << "      time      rate  % copy" << (compute ? "  % fp32" : "")
+          << "  vs first  vs prev  size\n";
         for (std::size_t i = 0; i < st.rows.size(); ++i) {
             const auto& r = st.rows[i];
             for (std::size_t k = 0; k < r.cells.size(); ++k) {
@@ -326,6 +350,10 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
                 std::snprintf(line, sizeof line, "  %5.1f%%", f.percent_of_copy);
                 s << "  " << pad(r.label) << pad_left(format_time_us(c.median_us), 10) << "  "
                   << pad_left(format_rate(f.gbps), 8) << line;
+                if (compute) {
+                    std::snprintf(line, sizeof line, "  %5.1f%%", f.percent_of_fp32);
+                    s << (c.fp32_ops > 0 ? std::string(line) : "        -");
+                }
                 if (f.has_previous)
                     std::snprintf(line, sizeof line, "  %7.2fx  %6.2fx", f.vs_first, f.vs_previous);
                 else
@@ -336,7 +364,8 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
         }
         return s.str();
     }
-    // One column per timed problem: time and % of the copy rate in each.
+    // One column per timed problem: time and % of the copy rate in each (of the FP32 rate where
+    // the problem counts its FP32 work).
     s << "  " << pad("step");
     for (const auto& col : columns) s << "  " << pad_left(col, 18);
     s << "\n";
@@ -348,7 +377,9 @@ std::string render_staircase(const Staircase& st, const RenderOptions& o) {
             for (std::size_t k = 0; k < r.cells.size(); ++k)
                 if (r.cells[k].column == col)
                     cell = format_time_us(r.cells[k].median_us) + " " +
-                           fixed(figures[i][k].percent_of_copy, 0) + "%";
+                           (r.cells[k].fp32_ops > 0 && st.fp32_gflops > 0
+                                ? fixed(figures[i][k].percent_of_fp32, 0) + "% fp32"
+                                : fixed(figures[i][k].percent_of_copy, 0) + "%");
             s << "  " << pad_left(cell, 18);
         }
         s << "\n";
@@ -369,6 +400,12 @@ nlohmann::json to_json(const Staircase& st) {
                                 {"gbps", f.gbps},     {"percent_of_copy", f.percent_of_copy},
                                 {"n", c.n},           {"size", c.size},
                                 {"bytes", c.bytes}};
+            if (c.fp32_ops > 0) {
+                cell["fp32_ops"] = c.fp32_ops;
+                cell["gflops"] = f.gflops;
+                cell["intensity"] = c.bytes > 0 ? c.fp32_ops / c.bytes : 0;
+                if (st.fp32_gflops > 0) cell["percent_of_fp32"] = f.percent_of_fp32;
+            }
             cell["vs_first"] = f.has_first ? nlohmann::json(f.vs_first) : nlohmann::json();
             cell["vs_previous"] = f.has_previous ? nlohmann::json(f.vs_previous) : nlohmann::json();
             cells.push_back(cell);
@@ -379,13 +416,16 @@ nlohmann::json to_json(const Staircase& st) {
                         {"baseline", r.baseline},
                         {"cells", cells}});
     }
-    return {{"lesson", st.lesson}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
+    nlohmann::json out{{"lesson", st.lesson}, {"copy_gbps", st.copy_gbps}, {"rows", rows}};
+    if (st.fp32_gflops > 0) out["fp32_gflops"] = st.fp32_gflops;
+    return out;
 }
 
 Staircase staircase_from_json(const nlohmann::json& j) {
     Staircase st;
     st.lesson = j.value("lesson", "");
     st.copy_gbps = j.value("copy_gbps", 0.0);
+    st.fp32_gflops = j.value("fp32_gflops", 0.0);
     for (const auto& jr : j.value("rows", nlohmann::json::array())) {
         StaircaseRow row;
         row.label = jr.value("label", "");
@@ -395,7 +435,7 @@ Staircase staircase_from_json(const nlohmann::json& j) {
         for (const auto& jc : jr.value("cells", nlohmann::json::array()))
             row.cells.push_back({jc.value("column", ""), jc.value("median_us", 0.0),
                                  jc.value("bytes", 0.0), jc.value("n", std::uint64_t{0}),
-                                 jc.value("size", "")});
+                                 jc.value("size", ""), jc.value("fp32_ops", 0.0)});
         st.rows.push_back(row);
     }
     return st;
@@ -462,6 +502,16 @@ nlohmann::json to_json(const StepReport& r) {
             jt["speed_vs_reference"] = t.speed_vs_reference();
         }
         jt["floor_us"] = t.floor_us();
+        if (t.fp32_ops > 0) {
+            jt["intensity"] = t.intensity();
+            jt["learner"]["gflops"] = t.gflops(t.learner);
+            if (t.fp32_gflops > 0) jt["learner"]["percent_of_fp32"] = t.percent_of_fp32(t.learner);
+            if (t.reference.present) {
+                jt["reference"]["gflops"] = t.gflops(t.reference);
+                if (t.fp32_gflops > 0)
+                    jt["reference"]["percent_of_fp32"] = t.percent_of_fp32(t.reference);
+            }
+        }
         j["timings"].push_back(jt);
     }
     // The first timed problem, as before several existed (scripts read "timing").

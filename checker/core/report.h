@@ -87,7 +87,8 @@ struct StaircaseCell {
     double median_us = 0;
     double bytes = 0;
     std::uint64_t n = 0;
-    std::string size;  // "n=2^28", "16384×16384"
+    std::string size;     // "n=2^28", "16384×16384"
+    double fp32_ops = 0;  // a compute-bound problem's least FP32 operations (0: memory-bound)
 };
 struct StaircaseRow {
     std::string label;  // "01_interleaved" or "cub::DeviceReduce::Sum"
@@ -99,6 +100,7 @@ struct StaircaseRow {
 struct Staircase {
     std::string lesson;
     double copy_gbps = 0;
+    double fp32_gflops = 0;  // the FP32 rate measured in the run, where a problem counts FP32 work
     std::vector<StaircaseRow> rows;
 };
 std::string render_staircase(const Staircase& s, const RenderOptions& options);

@@ -280,8 +280,10 @@ void segment_stats(const float* x, u64 n, u64 segment, SegmentStats* out, cudaSt
 inline unsigned grid_for(u64 n, unsigned block = 256) { return detail::grid_for(n, block); }
 
 // ---------------------------------------------------------------- bytes a call moves
+// (and, for a compute-bound problem, the floating-point operations it must do: GEMM's 2mnk)
 struct Traffic {
     double bytes = 0;
+    double fp32_ops = 0;  // FP32 operations per call (an FMA counts 2); 0: a memory-bound problem
     template <typename T>
     Traffic& read(double count) {
         bytes += count * sizeof(T);
@@ -290,6 +292,12 @@ struct Traffic {
     template <typename T>
     Traffic& write(double count) {
         bytes += count * sizeof(T);
+        return *this;
+    }
+    // The problem's least FP32 work: timings then show FLOP/s, the share of the GPU's measured
+    // FP32 rate and the arithmetic intensity (operations per minimal byte) beside GB/s.
+    Traffic& fp32(double operations) {
+        fp32_ops += operations;
         return *this;
     }
 };

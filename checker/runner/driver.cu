@@ -269,7 +269,9 @@ cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* re
     out.problem = problem_.name;
     out.n = c.n();
     out.size = c.shape.text();
-    out.bytes = run.problem().traffic().bytes;  // after the last refresh: it may depend on it
+    const kit::Traffic traffic = run.problem().traffic();  // after the last refresh
+    out.bytes = traffic.bytes;
+    out.fp32_ops = traffic.fp32_ops;
     out.learner = side_of(t.learner);
     if (t.has_reference) out.reference = side_of(t.reference);
     out.note = t.note;

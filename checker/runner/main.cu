@@ -9,6 +9,7 @@
 //
 //   cudalings-runner probe
 //   cudalings-runner copy-bandwidth
+//   cudalings-runner fp32-rate
 //   cudalings-runner list --checks CHECKS.so
 //   cudalings-runner check --checks CHECKS.so --problem NAME --step FILE.so
 //                          [--reference FILE.so] --seed HEX [--first-case K] [--time]
@@ -174,6 +175,22 @@ int copy_bandwidth() {
     CopyBandwidthEvent e;
     e.gbps = runner::measure_copy_bandwidth(s, p.l2_bytes, &e.median_us);
     e.bytes = 2.0 * double(std::size_t{1} << 30);
+    e.uuid = p.uuid;
+    e.name = p.name;
+    emit(event_json(e));
+    dev::destroy_stream(s);
+    return 0;
+}
+
+int fp32_rate() {
+    dev::Properties p = dev::probe();
+    if (p.count == 0) {
+        emit_message("internal_error", "no GPU");
+        return 1;
+    }
+    cudaStream_t s = dev::create_stream();
+    Fp32RateEvent e;
+    e.gflops = runner::measure_fp32_rate(s, p.sms, &e.median_us, &e.operations);
     e.uuid = p.uuid;
     e.name = p.name;
     emit(event_json(e));
@@ -716,18 +733,19 @@ int leave(int code) {
 }
 
 [[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr,
-                 "cudalings-runner: %s\n"
-                 "usage: cudalings-runner probe | copy-bandwidth | list --checks CHECKS.so\n"
-                 "       check --checks CHECKS.so --problem NAME --step FILE.so "
-                 "[--reference FILE.so] --seed HEX [--first-case K] [--time] [--timed-size N] "
-                 "[--max-n N] [--large-n N [--larger defer|only]] [--exact-inputs]\n"
-                 "       baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME "
-                 "--name BASELINE --seed HEX [--timed-size N]\n"
-                 "       profile --checks CHECKS.so --problem NAME --step FILE.so --seed HEX "
-                 "[--timed-size N] [--column NAME]\n"
-                 "(the runner is started by `cudalings check`; results go to fd 3)\n",
-                 why);
+    std::fprintf(
+        stderr,
+        "cudalings-runner: %s\n"
+        "usage: cudalings-runner probe | copy-bandwidth | fp32-rate | list --checks CHECKS.so\n"
+        "       check --checks CHECKS.so --problem NAME --step FILE.so "
+        "[--reference FILE.so] --seed HEX [--first-case K] [--time] [--timed-size N] "
+        "[--max-n N] [--large-n N [--larger defer|only]] [--exact-inputs]\n"
+        "       baseline --checks CHECKS.so --baselines BASELINES.so --problem NAME "
+        "--name BASELINE --seed HEX [--timed-size N]\n"
+        "       profile --checks CHECKS.so --problem NAME --step FILE.so --seed HEX "
+        "[--timed-size N] [--column NAME]\n"
+        "(the runner is started by `cudalings check`; results go to fd 3)\n",
+        why);
     std::exit(2);
 }
 
@@ -752,6 +770,7 @@ int main(int argc, char** argv) {
     try {
         if (command == "probe") return probe();
         if (command == "copy-bandwidth") return copy_bandwidth();
+        if (command == "fp32-rate") return fp32_rate();
         if (command != "check" && command != "baseline" && command != "list" &&
             command != "profile")
             usage("unknown command");

@@ -251,6 +251,47 @@ ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
     return out;
 }
 
+namespace {
+// Each thread runs kChains independent FMA chains (enough to hide the FMA's latency with a few
+// warps per scheduler); a and b come from the host, so nothing folds at compile time. The
+// values settle near b / (1 - a), far from overflow and denormals. The store the compiler cannot
+// rule out keeps the chains alive.
+constexpr int kChains = 8;
+__global__ void fma_chains(float* sink, float a, float b, int iterations) {
+    float x[kChains];
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) x[c] = static_cast<float>(threadIdx.x + c);
+    for (int i = 0; i < iterations; ++i) {
+#pragma unroll
+        for (int c = 0; c < kChains; ++c) x[c] = fmaf(x[c], a, b);
+    }
+    float sum = 0;
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) sum += x[c];
+    if (sum == -1.0f) sink[blockIdx.x * blockDim.x + threadIdx.x] = sum;
+}
+}  // namespace
+
+double measure_fp32_rate(cudaStream_t s, int sms, double* median_us, double* operations) {
+    constexpr unsigned kBlock = 256;
+    constexpr int kIterations = 1 << 16;
+    const unsigned blocks = static_cast<unsigned>(std::max(1, sms)) * 8;  // 64 warps per SM
+    dev::Array<float> sink(std::size_t{blocks} * kBlock);
+    auto run = [&](cudaStream_t st) {
+        fma_chains<<<blocks, kBlock, 0, st>>>(sink.get(), 0.9999f, 1e-4f, kIterations);
+        return cudaGetLastError();
+    };
+    auto warm_start = Clock::now();
+    while (Clock::now() - warm_start < std::chrono::milliseconds(100)) time_one(run, s);
+    Samples samples;
+    for (int i = 0; i < 15; ++i) samples.add(time_one(run, s));
+    const double median = cudalings::summarize(samples.times()).median;
+    const double ops = 2.0 * kChains * kIterations * double(blocks) * kBlock;
+    if (median_us) *median_us = median;
+    if (operations) *operations = ops;
+    return ops / median / 1e3;  // GFLOP/s
+}
+
 double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us) {
     const std::size_t bytes = std::size_t{1} << 30;
     dev::Array<unsigned char> src(bytes), dst(bytes);

@@ -76,4 +76,8 @@ ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
 // Device-to-device copy bandwidth in GB/s counting bytes read plus written (1 GiB copies).
 double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us);
 
+// The FP32 rate in GFLOP/s (an FMA counts 2): independent FMA chains in every lane of every SM,
+// the yardstick of compute-bound steps as the copy rate is of memory-bound ones.
+double measure_fp32_rate(cudaStream_t s, int sms, double* median_us, double* operations);
+
 }  // namespace runner

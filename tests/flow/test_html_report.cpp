@@ -6,6 +6,8 @@
 #include <catch2/matchers/catch_matchers_floating_point.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <array>
+#include <cmath>
 #include <regex>
 
 #include "flow_support.h"
@@ -107,6 +109,61 @@ TEST_CASE("the staircase SVG draws each step in proportion to its share of copy 
     CHECK_THAT(bars[0].first, WithinAbs(95.6, 0.1));
     CHECK_THAT(bars[1].second, WithinAbs(bars[0].second / 2, 0.2));
     CHECK_THAT(svg, ContainsSubstring("class=\"ref\""));  // the reference under each step
+}
+
+// A compute-bound lesson (GEMM): its bars are shares of the FP32 rate, and a roofline places
+// each row at its FLOP per byte under the copy rate's slope and the FP32 rate's ceiling.
+TEST_CASE("a compute-bound lesson's chart shows shares of the FP32 rate and a roofline",
+          "[report]") {
+    LessonChart chart;
+    chart.lesson = "10_gemm";
+    chart.copy_gbps = 3000;
+    chart.fp32_gflops = 50000;  // ridge: 16.7 FLOP per byte
+    ChartRow naive;
+    naive.label = "01_naive";
+    naive.median_us = 27490;
+    naive.gflops = 5000;
+    naive.percent_of_fp32 = 10;
+    naive.percent_of_copy = 0.2;
+    naive.intensity = 512;
+    ChartRow tiled = naive;
+    tiled.label = "07_pipelined";
+    tiled.median_us = 3437;
+    tiled.gflops = 40000;
+    tiled.percent_of_fp32 = 80;
+    ChartRow skinny = tiled;
+    skinny.label = "cublasSgemm";
+    skinny.baseline = true;
+    skinny.intensity = 8;  // left of the ridge: memory-bound there
+    skinny.gflops = 20000;
+    chart.rows = {naive, tiled, skinny};
+    REQUIRE(chart.compute_bound());
+    const std::string bars = staircase_svg(chart);
+    CHECK_THAT(bars,
+               ContainsSubstring(
+                   "data-label=\"07_pipelined\" data-us=\"3437.000\" data-percent=\"80.00\""));
+    const std::string roof = roofline_svg(chart);
+    REQUIRE_FALSE(roof.empty());
+    CHECK(balanced(roof));
+    CHECK_THAT(roof, ContainsSubstring("data-ridge=\"16.67\""));
+    // Each point's place: x by log10(intensity), y by log10(GFLOP/s), on one scale.
+    static const std::regex point(
+        R"re(data-label="([^"]+)" data-intensity="([\d.]+)" data-gflops="([\d.]+)">[\s\S]*?cx="([\d.]+)" cy="([\d.]+)")re");
+    std::vector<std::array<double, 4>> points;  // intensity, gflops, x, y
+    for (std::sregex_iterator it(roof.begin(), roof.end(), point), end; it != end; ++it)
+        points.push_back(
+            {std::stod((*it)[2]), std::stod((*it)[3]), std::stod((*it)[4]), std::stod((*it)[5])});
+    REQUIRE(points.size() == 3);
+    CHECK(points[0][2] == points[1][2]);  // the same intensity, the same x
+    // 8x the FLOP/s is log10(8) higher; 64x the intensity log10(64) further right.
+    const double per_decade_y = (points[0][3] - points[1][3]) / std::log10(8.0);
+    CHECK_THAT(points[2][3] - points[1][3], WithinAbs(per_decade_y * std::log10(2.0), 0.5));
+    CHECK(points[2][2] < points[1][2]);
+    // A memory-bound chart has no roofline, and its bars stay shares of the copy rate.
+    for (auto& r : chart.rows) r.intensity = 0;
+    CHECK_FALSE(chart.compute_bound());
+    CHECK(roofline_svg(chart).empty());
+    CHECK_THAT(staircase_svg(chart), ContainsSubstring("data-percent=\"0.20\""));
 }
 
 TEST_CASE("cudalings report writes a self-contained page that a browser opens", "[report][cli]") {

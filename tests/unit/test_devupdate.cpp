@@ -370,3 +370,34 @@ TEST_CASE(
     CHECK(snapshot() == before);
     fs::remove_all(root);
 }
+
+// A compute-bound lesson's table (figures="time,fp32"): the share of the FP32 rate measured in
+// the run, which the stored file keeps with each cell's operations.
+TEST_CASE("dev update: a compute-bound staircase shows its share of the FP32 rate", "[devupdate]") {
+    DemoCourse course;
+    write(course.root / "lessons/01_demo/README.md",
+          "# Lesson\n\n<!-- cudalings:staircase figures=\"time,fp32\" -->\n"
+          "<!-- /cudalings:staircase -->\n");
+    auto j = check_output("NVIDIA Demo 40GB", 1000.0);
+    auto& stair = j["staircases"][0];
+    stair["fp32_gflops"] = 50000.0;
+    for (auto& row : stair["rows"])
+        for (auto& cell : row["cells"]) cell["fp32_ops"] = 20e9;  // 20 GFLOP a call
+    stair["rows"][0]["cells"][1].erase("fp32_ops");               // a memory-bound column: no share
+    const fs::path file = course.root / "incoming/fp32.json";
+    write(file, j.dump());
+    const auto out = course.update(file);
+    INFO(out.error);
+    REQUIRE(out.error.empty());
+    const std::string lesson = read(course.root / "lessons/01_demo/README.md");
+    CHECK_THAT(lesson, ContainsSubstring("the FP32 rate 50.0 TFLOP/s."));
+    // 20 GFLOP in 1000 µs: 20 TFLOP/s, 40% of 50.
+    CHECK_THAT(lesson, ContainsSubstring("| `02_b` | 1000.0 µs, 40.0% | 2000.0 µs, 20.0% |"));
+    CHECK_THAT(lesson, ContainsSubstring("| `01_a` | 2000.0 µs, 20.0% | 4000.0 µs, – |"));
+    const auto stored =
+        nlohmann::json::parse(read(course.root / "docs/results/demo-40gb-2026-12-05.json"));
+    CHECK(stored["staircases"][0]["fp32_gflops"] == 50000.0);
+    CHECK(stored["staircases"][0]["rows"][0]["cells"][0]["fp32_ops"] == 20e9);
+    CHECK_FALSE(stored["staircases"][0]["rows"][0]["cells"][1].contains("fp32_ops"));
+    CHECK(findings(course.root, "generated").empty());
+}

@@ -410,3 +410,63 @@ TEST_CASE("only non-square failures, every square passing, lead the reason of a 
     CHECK(square_fails.reason == "1×33: unwritten output");
     CHECK(square_fails.advice.empty());
 }
+
+// A compute-bound problem (kit::Traffic::fp32): GEMM at 4096^3, 2mnk operations, its minimal
+// bytes A, B and C read, C written.
+TEST_CASE("a compute-bound step shows its FLOP rate, its share of the FP32 rate and its intensity",
+          "[report]") {
+    const double m = 4096, ops = 2 * m * m * m, bytes = 4 * (3 * m * m + m * m);
+    StepReport r;
+    r.step = "10_gemm/07_register_pipelining";
+    r.verdict = Verdict::Pass;
+    TimingResult t;
+    t.size = "4096×4096";
+    t.bytes = bytes;
+    t.fp32_ops = ops;
+    t.copy_gbps = 3000;
+    t.fp32_gflops = 50000;
+    t.learner = {true, 3437.0, 3430, 3440, 3420, 20, "spread below target"};
+    r.timings = {t};
+    // 137.4 GFLOP in 3437 µs: 40.0 TFLOP/s, 80.0% of 50 TFLOP/s; 512 FLOP per byte.
+    const auto text = render_text(r, {});
+    CHECK_THAT(text,
+               ContainsSubstring("compute  39.99 TFLOP/s  80.0% of the FP32 rate (50.00 TFLOP/s)"));
+    CHECK_THAT(text, ContainsSubstring("512.0 FLOP per byte moved"));
+    CHECK_THAT(render_step_line(r, 0, 1, {}), ContainsSubstring("80.0% of FP32"));
+    const auto j = to_json(r);
+    CHECK(j["timings"][0]["intensity"].get<double>() == 512.0);
+    CHECK(std::abs(j["timings"][0]["learner"]["percent_of_fp32"].get<double>() - 79.97) < 0.01);
+    CHECK(step_report_from_json(j).timings[0].fp32_ops == ops);
+
+    // Without the FP32 rate (not measured) the rate and the intensity are still shown.
+    r.timings[0].fp32_gflops = 0;
+    CHECK_THAT(render_text(r, {}), ContainsSubstring("compute  39.99 TFLOP/s; 512.0 FLOP"));
+    CHECK_FALSE(to_json(r)["timings"][0]["learner"].contains("percent_of_fp32"));
+
+    // A memory-bound step has no compute line.
+    r.timings[0].fp32_ops = 0;
+    CHECK(render_text(r, {}).find("compute ") == std::string::npos);
+
+    // The staircase: % of the FP32 rate beside % of copy, kept through its JSON.
+    Staircase st;
+    st.lesson = "10_gemm";
+    st.copy_gbps = 3000;
+    st.fp32_gflops = 50000;
+    st.rows.push_back({"01_naive", "", "gemm", false, {{"", 27490, bytes, 0, "4096×4096", ops}}});
+    st.rows.push_back(
+        {"07_pipelined", "", "gemm", false, {{"", 3437, bytes, 0, "4096×4096", ops}}});
+    const auto sj = to_json(st);
+    CHECK(sj["fp32_gflops"] == 50000.0);
+    CHECK(std::abs(sj["rows"][1]["cells"][0]["percent_of_fp32"].get<double>() - 79.97) < 0.01);
+    CHECK(std::abs(sj["rows"][0]["cells"][0]["percent_of_fp32"].get<double>() - 10.0) < 0.01);
+    CHECK(sj["rows"][0]["cells"][0]["intensity"] == 512.0);
+    const Staircase back = staircase_from_json(sj);
+    CHECK(back.fp32_gflops == 50000.0);
+    CHECK(back.rows[1].cells[0].fp32_ops == ops);
+    const auto table = render_staircase(st, {});
+    CHECK_THAT(table, ContainsSubstring("% fp32"));
+    CHECK_THAT(table, ContainsSubstring(" 80.0%"));
+    // A memory-bound staircase has no such column.
+    for (auto& row : st.rows) row.cells[0].fp32_ops = 0;
+    CHECK(render_staircase(st, {}).find("% fp32") == std::string::npos);
+}
