@@ -4,7 +4,8 @@
 # directory (default build-gpu). Phases can be chained: bench/gpu_session.sh build solutions.
 #   build         configure + build (preset gpu: this GPU's architecture), then every lesson's
 #                 checks and baselines (`cudalings dev check`, which also checks the course)
-#   solutions     every solution checked and timed, with every lesson's staircase (JSON + text)
+#   solutions     every solution checked and timed, with every lesson's staircase (JSON + text);
+#                 LESSONS="10 13" for only those (skeletons too), TARGETS="..." builds only those
 #   skeletons     every skeleton checked, no timing: all must fail
 #   fixtures      the bad-submission fixtures, graded in batches, twice (the GPU test; about
 #                 8.5 minutes on the H200, over 9.5 on an H100: give it two slots,
@@ -70,7 +71,10 @@ for phase in "$@"; do
     # from where the tree was sent names the run's commit in its results.
     configure_args+=(-DCUDALINGS_COMMIT="${COMMIT:-}")
     cmake --preset gpu "${configure_args[@]}" >"$out/configure.log" 2>&1 || { tail -30 "$out/configure.log"; exit 1; }
-    cmake --build --preset gpu --parallel 16 >"$out/build.log" 2>&1 ||
+    # TARGETS="cudalings cudalings-runner": only those (a short session checking a few lessons).
+    targets=()
+    for t in ${TARGETS:-}; do targets+=(--target "$t"); done
+    cmake --build --preset gpu "${targets[@]}" --parallel 16 >"$out/build.log" 2>&1 ||
       { grep -E "error" "$out/build.log" | head -30; exit 1; }
     # DEV_CHECK=0 leaves `dev check` to CI and the ctest phase's course_dev_check: it uses no GPU.
     [ "${DEV_CHECK:-1}" = 0 ] ||
@@ -79,26 +83,39 @@ for phase in "$@"; do
   solutions)
     # HAZARDS=0: no hazard pass (the CPU emulator's race and bounds checks on small cases, the same
     # on any machine; CI's emulated solutions run them), for a device session with little time left.
+    # LESSONS="10 13": only those lessons, each in its own file (solutions-10.json, ...).
     hazards=()
     [ "${HAZARDS:-1}" = 0 ] && hazards=(--no-hazards)
-    "$build/cudalings" check --all --solutions --json "${hazards[@]}" --state-dir "$state" \
-      >"$out/solutions.json" 2>"$out/solutions.err"
-    summarize "$out/solutions.json"
-    python3 - "$out/solutions.json" <<'PY'
+    for lesson in ${LESSONS:-all}; do
+      name=solutions; what=(--all)
+      [ "$lesson" = all ] || { name=solutions-$lesson; what=("$lesson"); }
+      "$build/cudalings" check "${what[@]}" --solutions --json "${hazards[@]}" --state-dir "$state" \
+        >"$out/$name.json" 2>"$out/$name.err"
+      summarize "$out/$name.json"
+      python3 - "$out/$name.json" <<'PY'
 import json, sys
 for st in json.load(open(sys.argv[1]))["staircases"]:
-    print(f'== {st["lesson"]} staircase (copy {st["copy_gbps"]:.0f} GB/s)')
+    fp32 = st.get("fp32_gflops", 0)
+    print(f'== {st["lesson"]} staircase (copy {st["copy_gbps"]:.0f} GB/s'
+          + (f', FP32 {fp32 / 1000:.1f} TFLOP/s' if fp32 else '') + ')')
     for row in st["rows"]:
         cells = "  ".join(f'[{c["column"] or c["size"]}] {c["median_us"]:.1f} us {c["percent_of_copy"]:.1f}%'
+                          + (f' {c["percent_of_fp32"]:.1f}% fp32' if "percent_of_fp32" in c else "")
                           + (f' x{c["vs_previous"]:.2f} prev' if c.get("vs_previous") else "")
                           for c in row["cells"])
         print(f'  {row["label"][:40]:40} {cells}')
 PY
+    done
     ;;
   skeletons)
-    "$build/cudalings" check --all --no-time --json --state-dir /tmp/gpu-session-skel >"$out/skeletons.json" 2>/dev/null
-    summarize "$out/skeletons.json" | tail -1
-    summarize "$out/skeletons.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
+    for lesson in ${LESSONS:-all}; do  # LESSONS as for solutions
+      name=skeletons; what=(--all)
+      [ "$lesson" = all ] || { name=skeletons-$lesson; what=("$lesson"); }
+      "$build/cudalings" check "${what[@]}" --no-time --json --state-dir /tmp/gpu-session-skel \
+        >"$out/$name.json" 2>/dev/null
+      summarize "$out/$name.json" | tail -1
+      summarize "$out/$name.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
+    done
     ;;
   fixtures)
     # The test's own filter (CUDALINGS_FIXTURE_STEPS) splits it into two calls of under 10 minutes.
