@@ -63,6 +63,14 @@ def check(build, root, step, state, extra):
 
 
 def main():
+    written = tempfile.mkdtemp(prefix="cudalings_differential_corpus_")
+    try:
+        return differential(written)
+    finally:
+        shutil.rmtree(written, ignore_errors=True)
+
+
+def differential(written):
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out")
@@ -70,7 +78,6 @@ def main():
     ap.add_argument("--only", nargs="*", default=[], help="only files whose path holds one of these")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
-    written = tempfile.mkdtemp(prefix="cudalings_differential_corpus_")
     files = sorted(corpus(build, written), key=lambda e: e["path"])
     if args.only:
         files = [e for e in files if any(o in e["path"] for o in args.only)]
@@ -105,7 +112,6 @@ def main():
         with open(args.out, "w") as f:
             json.dump({"results": results, "mismatches": mismatches}, f, indent=2)
     shutil.rmtree(state, ignore_errors=True)
-    shutil.rmtree(written, ignore_errors=True)
     return 1 if mismatches else 0
 
 
