@@ -5,7 +5,9 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -13,7 +15,9 @@
 
 #include "../core/coverage.h"
 #include "../core/devcheck.h"
+#include "../core/fixtures.h"
 #include "../core/generated.h"
+#include "../core/hash.h"
 #include "../core/supervise.h"
 #include "../core/verdict.h"
 #include "cli.h"
@@ -178,6 +182,79 @@ int cmd_dev_update(const Options& o, const UpdateFlags& flags) {
     return out.error.empty() ? exit_code::pass : exit_code::fail;
 }
 
+struct FixturesFlags {
+    std::vector<std::string> kinds;    // --kind (all when none)
+    std::vector<std::string> filters;  // substrings of the paths
+    std::string write;                 // --write DIR
+    std::vector<std::string> rediff;   // --rediff FIXTURE EDITED
+    std::string base;                  // --base, with --rediff
+};
+
+// --rediff FIXTURE EDITED: FIXTURE becomes EDITED's header and a patch of its base.
+int cmd_dev_rediff(const CoursePaths& paths, const FixturesFlags& flags) {
+    bool ok = false;
+    const std::string edited = read_file(flags.rediff[1], &ok);
+    if (!ok) {
+        std::cerr << "cudalings: cannot read " << flags.rediff[1] << "\n";
+        return exit_code::usage;
+    }
+    std::string text, why;
+    if (!rediff_fixture(flags.rediff[0], edited, paths.root, flags.base, &text, &why)) {
+        std::cerr << "cudalings: dev fixtures --rediff: " << why << "\n";
+        return exit_code::fail;
+    }
+    std::ofstream out(flags.rediff[0], std::ios::binary);
+    out << text;
+    if (!out.flush()) {
+        std::cerr << "cudalings: cannot write " << flags.rediff[0] << "\n";
+        return exit_code::fail;
+    }
+    const auto lines = [](const std::string& t) {
+        return static_cast<long>(std::count(t.begin(), t.end(), '\n'));
+    };
+    const long body = lines(file_body(edited)), patch = lines(file_body(text));
+    std::cout << "wrote " << flags.rediff[0] << ": " << patch << " lines of patch for a body of "
+              << body << " lines\n";
+    if (patch >= body)
+        std::cout << "note: the patch is no shorter than the body; a whole file reads better "
+                     "(copy the edited file over the fixture)\n";
+    return exit_code::pass;
+}
+
+int cmd_dev_fixtures(const Options& o, const FixturesFlags& flags) {
+    CoursePaths paths;
+    Manifest m;
+    if (!open_course(o, paths, m)) return exit_code::usage;
+    if (!flags.rediff.empty()) return cmd_dev_rediff(paths, flags);
+    std::vector<FixtureKind> kinds;
+    for (const auto& k : flags.kinds) {
+        FixtureKind kind;
+        if (!parse_fixture_kind(k, kind)) {
+            std::cerr << "cudalings: --kind takes fixture, corpus or hostile, not \"" << k
+                      << "\"\n";
+            return exit_code::usage;
+        }
+        kinds.push_back(kind);
+    }
+    if (kinds.empty()) kinds = {FixtureKind::fixture, FixtureKind::corpus, FixtureKind::hostile};
+    const FixtureListing listing = list_fixtures(paths.root, kinds, flags.filters, flags.write);
+    if (o.json) {
+        std::cout << versioned(to_json(listing))
+                         .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                  << "\n";
+    } else {
+        for (const auto& [f, file] : listing.fixtures)
+            std::cout << f.rel << "  " << to_string(f.form) << "  "
+                      << (f.keys.step.empty() ? "-" : f.keys.step) << "  expect "
+                      << (f.keys.expect.empty() ? "-" : f.keys.expect) << "  emulated "
+                      << (f.keys.emulated.empty() ? "-" : f.keys.emulated)
+                      << (file.empty() ? "" : "  -> " + file) << "\n";
+        for (const auto& [path, message] : listing.errors)
+            std::cerr << path << ": " << message << "\n";
+    }
+    return listing.errors.empty() ? exit_code::pass : exit_code::fail;
+}
+
 }  // namespace
 
 Command add_dev_command(CLI::App& app, Options& o) {
@@ -209,8 +286,31 @@ Command add_dev_command(CLI::App& app, Options& o) {
                        "where the trimmed results go (default docs/results/GPU-DATE.json)");
     update->add_flag("--other-gpu", flags->other_gpu,
                      "replace staircase regions that name another GPU model");
-    // The CLI runs the one subcommand that was given (main.cpp): check or update.
-    return {dev, [&o, update, flags, check_flags] {
+    auto* fixtures = dev->add_subcommand(
+        "fixtures",
+        "the fixtures, the emulator's corpus and the hostile submissions, read as the tests read "
+        "them (checker/core/fixtures.h): list them, write them out whole, or rewrite one as a "
+        "patch of its solution");
+    auto fixtures_flags = std::make_shared<FixturesFlags>();
+    fixtures
+        ->add_option("--kind", fixtures_flags->kinds, "fixture, corpus or hostile (default: all)")
+        ->allow_extra_args(false);
+    fixtures->add_option(
+        "--write", fixtures_flags->write,
+        "write each file's text (a patch applied) to DIR/<its path in the course>");
+    fixtures
+        ->add_option("--rediff", fixtures_flags->rediff,
+                     "FIXTURE EDITED: rewrite FIXTURE as EDITED's header and a patch of "
+                     "EDITED's body against its base's body")
+        ->expected(2);
+    fixtures->add_option("--base", fixtures_flags->base,
+                         "with --rediff: the base (default: the fixture's \"base:\", else "
+                         "solutions/<step>)");
+    fixtures->add_option("filters", fixtures_flags->filters,
+                         "only the files whose path holds one of these");
+    // The CLI runs the one subcommand that was given (main.cpp): check, update or fixtures.
+    return {dev, [&o, update, flags, check_flags, fixtures, fixtures_flags] {
+                if (*fixtures) return cmd_dev_fixtures(o, *fixtures_flags);
                 return *update ? cmd_dev_update(o, *flags) : cmd_dev_check(o, *check_flags);
             }};
 }

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "emulate.h"
+#include "fixtures.h"
 #include "generated.h"
 #include "hash.h"
 #include "profile.h"
@@ -54,57 +55,64 @@ void check_files(const std::string& root, const LessonInfo& lesson,
     }
 }
 
+// One file's header (the keys each reader needs, with values they understand) and, for a patch,
+// that it still applies to its base.
+void check_fixture(const std::string& root, const LessonInfo* lesson, const Fixture& f,
+                   std::vector<DevFinding>& found) {
+    auto bad = [&](const std::string& why) { found.push_back({"fixtures", f.rel, why}); };
+    if (!f.error.empty()) return bad(f.error);
+    const FixtureHeader& h = f.keys;
+    for (const auto& key : h.unknown)
+        bad("\"" + key +
+            ":\" is no key of a fixture's header (checker/core/fixtures.h lists them)");
+    bool has_step = false;
+    for (const auto& [key, value] : h.keys) {
+        Verdict v;
+        if ((key == "expect" || key == "emulated" || key == "in-process") &&
+            !parse_verdict(value, v)) {
+            bad("\"" + key + ": " + value + "\" is not a verdict");
+        } else if (key == "needs" && value != "gpu" && value != "cpu") {
+            bad("\"needs: " + value + "\" must be gpu or cpu");
+        } else if ((key == "timing" || key == "timed") && value != "yes") {
+            bad("\"" + key + ": " + value + "\" must be yes (or absent)");
+        } else if (key == "step" && lesson) {
+            has_step = true;
+            const auto slash = value.find('/');
+            const std::string lesson_part = value.substr(0, slash);
+            std::string step = slash == std::string::npos ? "" : value.substr(slash + 1);
+            if (step.size() > 3 && step.substr(step.size() - 3) == ".cu")
+                step = step.substr(0, step.size() - 3);
+            bool exists = lesson_part == lesson->id &&
+                          std::any_of(lesson->steps.begin(), lesson->steps.end(),
+                                      [&](const StepInfo& s) { return s.id == step; });
+            if (!exists) bad("\"step: " + value + "\" is not a step of " + lesson->id);
+        }
+    }
+    if (f.kind == FixtureKind::corpus) {
+        if (!has_step) bad("no \"// step: LESSON/STEP.cu\" line");
+        if (h.emulated.empty()) bad("no \"// emulated: VERDICT\" line");
+    } else if (h.expect.empty()) {
+        bad("no \"// expect: VERDICT\" line");
+    }
+    if (!h.emulated_detail.empty() && h.emulated.empty())
+        bad("\"emulated-detail:\" without an \"emulated: VERDICT\" line (nothing runs it)");
+    if (!h.emulated_advice.empty() && h.emulated.empty())
+        bad("\"emulated-advice:\" without an \"emulated: VERDICT\" line (nothing runs it)");
+    const bool names_base = std::any_of(h.keys.begin(), h.keys.end(),
+                                        [](const auto& kv) { return kv.first == "base"; });
+    if (f.form == FixtureForm::whole) {
+        if (names_base) bad("\"base:\" in a whole file (only a patch has a base)");
+        return;
+    }
+    std::string text, why;
+    if (!materialise(f, root, &text, &why)) bad(why);
+}
+
 void check_fixtures(const std::string& root, const LessonInfo& lesson,
                     std::vector<DevFinding>& found) {
-    const fs::path dir = fs::path(root) / "checks" / lesson.id / "fixtures";
-    std::error_code ec;
-    std::vector<fs::path> files;
-    for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.path().extension() == ".cu") files.push_back(e.path());
-    std::sort(files.begin(), files.end());
-    static const std::regex key_line(
-        R"(^// (expect|emulated|emulated-detail|emulated-advice|reason|step|flags|needs|timing): (.*)$)");
-    for (const auto& file : files) {
-        const std::string rel = "checks/" + lesson.id + "/fixtures/" + file.filename().string();
-        std::ifstream in(file);
-        std::string line, expect, emulated, emulated_detail, emulated_advice;
-        auto bad = [&](const std::string& why) { found.push_back({"fixtures", rel, why}); };
-        // The header is the comment block the file starts with.
-        while (std::getline(in, line) && line.rfind("//", 0) == 0) {
-            std::smatch m;
-            if (!std::regex_match(line, m, key_line)) continue;
-            const std::string key = m[1], value = m[2];
-            Verdict v;
-            if (key == "emulated") emulated = value;
-            if (key == "emulated-detail") emulated_detail = value;
-            if (key == "emulated-advice") emulated_advice = value;
-            if (key == "expect") {
-                expect = value;
-                if (!parse_verdict(value, v)) bad("\"expect: " + value + "\" is not a verdict");
-            } else if (key == "emulated" && !parse_verdict(value, v)) {
-                bad("\"emulated: " + value + "\" is not a verdict");
-            } else if (key == "needs" && value != "gpu" && value != "cpu") {
-                bad("\"needs: " + value + "\" must be gpu or cpu");
-            } else if (key == "timing" && value != "yes") {
-                bad("\"timing: " + value + "\" must be yes (or absent)");
-            } else if (key == "step") {
-                const auto slash = value.find('/');
-                const std::string lesson_part = value.substr(0, slash);
-                std::string step = slash == std::string::npos ? "" : value.substr(slash + 1);
-                if (step.size() > 3 && step.substr(step.size() - 3) == ".cu")
-                    step = step.substr(0, step.size() - 3);
-                bool exists = lesson_part == lesson.id &&
-                              std::any_of(lesson.steps.begin(), lesson.steps.end(),
-                                          [&](const StepInfo& s) { return s.id == step; });
-                if (!exists) bad("\"step: " + value + "\" is not a step of " + lesson.id);
-            }
-        }
-        if (expect.empty()) bad("no \"// expect: VERDICT\" line");
-        if (!emulated_detail.empty() && emulated.empty())
-            bad("\"emulated-detail:\" without an \"emulated: VERDICT\" line (nothing runs it)");
-        if (!emulated_advice.empty() && emulated.empty())
-            bad("\"emulated-advice:\" without an \"emulated: VERDICT\" line (nothing runs it)");
-    }
+    for (const auto kind : {FixtureKind::fixture, FixtureKind::corpus})
+        for (const auto& path : fixture_files(root, kind, lesson.id))
+            check_fixture(root, &lesson, read_fixture(path, root), found);
 }
 
 void check_links(const std::string& root, const LessonInfo& lesson,
@@ -207,6 +215,9 @@ std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manif
         check_links(root, lesson, found);
         check_profile(lesson, found);
     }
+    // The hostile grading submissions belong to no lesson.
+    for (const auto& path : fixture_files(root, FixtureKind::hostile))
+        check_fixture(root, nullptr, read_fixture(path, root), found);
     for (const auto& [file, message] : stale_generated(root, manifest))
         found.push_back({"generated", file, message});
     return found;

@@ -15,10 +15,8 @@ Without --timing the checks run with --no-time (pass/fail does not need it; it s
 GPU time). Exit status: 0 when every compared file agrees, 1 otherwise.
 """
 import argparse
-import glob
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -28,14 +26,18 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def header(path):
-    fields = {}
-    with open(path) as f:
-        for line in f.read().splitlines()[:12]:
-            m = re.match(r"// (step|emulated|reason): ?(.*)", line)
-            if m:
-                fields[m.group(1)] = m.group(2).strip()
-    return fields
+def corpus(build, written):
+    """The corpus as the checker's one reader of fixtures sees it (`cudalings dev fixtures`):
+    each file's header, and its text (a patch applied) written under `written`."""
+    p = subprocess.run([os.path.join(build, "cudalings"), "--root", ROOT, "dev", "fixtures",
+                        "--json", "--kind", "corpus", "--write", written],
+                       capture_output=True, text=True, env=dict(os.environ, NO_COLOR="1"))
+    listing = json.loads(p.stdout)
+    for e in listing["errors"]:
+        print(f"{e['path']}: {e['message']}", file=sys.stderr)
+    if p.returncode != 0 or listing["errors"]:
+        sys.exit(f"cudalings dev fixtures failed (exit {p.returncode}): {p.stderr[:400]}")
+    return listing["fixtures"]
 
 
 def course_with(path, step):
@@ -61,6 +63,14 @@ def check(build, root, step, state, extra):
 
 
 def main():
+    written = tempfile.mkdtemp(prefix="cudalings_differential_corpus_")
+    try:
+        return differential(written)
+    finally:
+        shutil.rmtree(written, ignore_errors=True)
+
+
+def differential(written):
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--out")
@@ -68,21 +78,20 @@ def main():
     ap.add_argument("--only", nargs="*", default=[], help="only files whose path holds one of these")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
-    files = sorted(glob.glob(os.path.join(ROOT, "emulator/tests/submissions/*/*.cu")))
+    files = sorted(corpus(build, written), key=lambda e: e["path"])
     if args.only:
-        files = [f for f in files if any(o in f for o in args.only)]
+        files = [e for e in files if any(o in e["path"] for o in args.only)]
     state = tempfile.mkdtemp(prefix="cudalings_differential_state_")
     extra = [] if args.timing else ["--no-time"]
     results, mismatches = [], 0
-    for path in files:
-        h = header(path)
-        name = os.path.relpath(path, os.path.join(ROOT, "emulator/tests/submissions"))
-        root = course_with(path, h["step"])
+    for h in files:
+        name = os.path.relpath(h["path"], "emulator/tests/submissions")
+        root = course_with(h["file"], h["step"])
         try:
             verdict, reason, gpu, wall = check(build, root, h["step"], state, extra)
         finally:
             shutil.rmtree(root, ignore_errors=True)
-        emulated = h.get("emulated", "?")
+        emulated = h["emulated"] or "?"
         compared = emulated != "SKIPPED"
         agree = (verdict == "PASS") == (emulated == "PASS")
         if compared and not agree:

@@ -22,6 +22,7 @@
 #include <map>
 
 #include "cli_support.h"
+#include "fixtures.h"
 #include "grading_support.h"
 #include "hash.h"
 
@@ -44,23 +45,17 @@ struct Hostile {
     std::string reason_emulated;
 };
 
+// Its header, as every fixture's is read (checker/core/fixtures.h).
 Hostile read_hostile(const fs::path& path) {
+    const auto f = cudalings::read_fixture(path.string(), CUDALINGS_SOURCE_DIR);
     Hostile h;
-    h.name = path.stem().string();
-    std::ifstream in(path);
-    for (std::string line; std::getline(in, line);) {
-        auto value = [&](const char* key, std::string& out) {
-            std::string prefix = std::string("// ") + key + ": ";
-            if (line.rfind(prefix, 0) == 0) out = line.substr(prefix.size());
-        };
-        value("expect", h.expect);
-        value("reason", h.reason);
-        value("setup", h.setup);
-        value("in-process", h.in_process);
-        value("timed", h.timed);
-        value("reason-emulated", h.reason_emulated);
-    }
-    if (h.in_process.empty()) h.in_process = h.expect;
+    h.name = f.name;
+    h.expect = f.keys.expect;
+    h.reason = f.keys.reason;
+    h.setup = f.keys.setup;
+    h.in_process = f.keys.in_process.empty() ? f.keys.expect : f.keys.in_process;
+    h.timed = f.keys.timed;
+    h.reason_emulated = f.keys.reason_emulated;
     return h;
 }
 
@@ -91,7 +86,7 @@ fs::path make_submission(const Hostile& h, const fs::path& file, const fs::path&
                            step);
         return root;
     }
-    fs::copy_file(file, step);
+    test_support::write_fixture(file.string(), step.string());
     if (h.setup == "huge") {
         std::ofstream out(step, std::ios::app);
         for (int i = 0; i < 40000; ++i) out << "// padding line of a step file far too large\n";

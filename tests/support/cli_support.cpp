@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures.h"
 #include "supervise.h"
 
 namespace fs = std::filesystem;
@@ -56,8 +57,25 @@ std::string course_with(const std::string& fixture, const std::string& step_file
     fs::copy(src / "course.json", root / "course.json");
     fs::copy(src / "lessons", root / "lessons", fs::copy_options::recursive);
     fs::create_directory_symlink(src / "checks", root / "checks");
-    fs::copy_file(fixture, root / "lessons" / step_file, fs::copy_options::overwrite_existing);
+    write_fixture(fixture, (root / "lessons" / step_file).string());
     return root.string();
+}
+
+std::string fixture_text(const std::string& path) {
+    const auto fixture = cudalings::read_fixture(path);
+    std::string text, why;
+    if (!cudalings::materialise(fixture, "", &text, &why))
+        throw std::runtime_error(path + ": " + why);
+    return text;
+}
+
+void write_fixture(const std::string& fixture, const std::string& dest) {
+    const std::string text = fixture_text(fixture);
+    std::error_code ec;
+    fs::remove(dest, ec);  // a copy's file may be a link into the course: never write through it
+    std::ofstream out(dest, std::ios::binary);
+    out << text;
+    if (!out.flush()) throw std::runtime_error("cannot write " + dest);
 }
 
 void remove_course(const std::string& root) {
@@ -95,55 +113,30 @@ std::string gpu_absent_reason() {
 }
 
 FixtureSpec read_fixture(const std::string& path) {
-    std::ifstream in(path);
+    // The one reader (checker/core/fixtures.h); the default step from the course the file lies in.
+    std::string root = cudalings::fixture_course_root(path);
+    if (root.empty()) root = CUDALINGS_SOURCE_DIR;
+    const auto f = cudalings::read_fixture(path, root);
     FixtureSpec spec;
     spec.path = path;
-    spec.name = fs::path(path).stem().string();
-    std::string line;
-    auto value = [&](const char* key, std::string& out) {
-        std::string prefix = std::string("// ") + key + ": ";
-        if (line.rfind(prefix, 0) == 0) out = line.substr(prefix.size());
-    };
-    std::string flags, needs, timing;
-    // The header is the comment block the file starts with; key lines further down are prose.
-    while (std::getline(in, line) && line.rfind("//", 0) == 0) {
-        value("expect", spec.expect);
-        value("emulated", spec.emulated);
-        value("emulated-detail", spec.emulated_detail);
-        value("emulated-advice", spec.emulated_advice);
-        value("reason", spec.reason);
-        value("step", spec.step);
-        value("flags", flags);
-        value("needs", needs);
-        value("timing", timing);
-    }
-    std::istringstream words(flags);
-    for (std::string w; words >> w;) spec.flags.push_back(w);
-    spec.needs_gpu = needs != "cpu";
-    spec.timing = timing == "yes";
-    if (spec.step.empty()) {
-        // default: the first step of the lesson whose checks/NN_topic/fixtures/ holds it
-        std::string lesson = fs::path(path).parent_path().parent_path().filename().string();
-        std::vector<std::string> steps;
-        for (auto& e : fs::directory_iterator(fs::path(CUDALINGS_SOURCE_DIR) / "lessons" / lesson))
-            if (e.path().extension() == ".cu" &&
-                std::isdigit(static_cast<unsigned char>(e.path().filename().string()[0])))
-                steps.push_back(e.path().filename().string());
-        std::sort(steps.begin(), steps.end());
-        if (!steps.empty()) spec.step = lesson + "/" + steps.front();
-    }
+    spec.name = f.name;
+    spec.expect = f.keys.expect;
+    spec.emulated = f.keys.emulated;
+    spec.reason = f.keys.reason;
+    spec.emulated_detail = f.keys.emulated_detail;
+    spec.emulated_advice = f.keys.emulated_advice;
+    spec.step = f.keys.step;
+    spec.flags = f.keys.flags;
+    spec.needs_gpu = f.keys.needs != "cpu";
+    spec.timing = f.keys.timing == "yes";
     return spec;
 }
 
 std::vector<FixtureSpec> all_fixtures() {
     std::vector<FixtureSpec> out;
-    fs::path root = fs::path(CUDALINGS_SOURCE_DIR) / "checks";
-    for (const auto& lesson : fs::directory_iterator(root)) {
-        const fs::path dir = lesson.path() / "fixtures";
-        if (!fs::is_directory(dir)) continue;
-        for (const auto& file : fs::directory_iterator(dir))
-            if (file.path().extension() == ".cu") out.push_back(read_fixture(file.path().string()));
-    }
+    for (const auto& file :
+         cudalings::fixture_files(CUDALINGS_SOURCE_DIR, cudalings::FixtureKind::fixture))
+        out.push_back(read_fixture(file));
     std::sort(out.begin(), out.end(), [](auto& a, auto& b) { return a.path < b.path; });
     return out;
 }
@@ -158,8 +151,7 @@ std::string make_submission(const FixtureSpec& fixture, const std::string& paren
     fs::create_directory_symlink(src / "solutions", root / "solutions");
     fs::create_directory_symlink(src / "checker", root / "checker");
     fs::create_directory_symlink(src / "checks", root / "checks");
-    fs::copy_file(fixture.path, root / "lessons" / fixture.step,
-                  fs::copy_options::overwrite_existing);
+    write_fixture(fixture.path, (root / "lessons" / fixture.step).string());
     return root.string();
 }
 

@@ -9,6 +9,7 @@
 #include "cli_support.h"
 #include "coverage.h"
 #include "devcheck.h"
+#include "fixtures.h"
 #include "manifest.h"
 
 using namespace cudalings;
@@ -148,6 +149,47 @@ TEST_CASE("dev check: every fixture has a valid header", "[devcheck]") {
                  "// expect: WRONG\n// emulated-detail: __syncthreads()\n");
     CHECK_THAT(course.only("fixtures").message,
                Catch::Matchers::ContainsSubstring("emulated-detail"));
+    course.write("checks/01_demo/fixtures/bad.cu", "// expect: WRONG\n// colour: blue\n//\n");
+    CHECK_THAT(course.only("fixtures").message, Catch::Matchers::ContainsSubstring("\"colour:\""));
+    // Further down the header, after a blank comment line, such a line is prose.
+    course.write("checks/01_demo/fixtures/bad.cu", "// expect: WRONG\n//\n// colour: blue\n");
+    CHECK(course.check().empty());
+}
+
+TEST_CASE("dev check: a fixture whose patch no longer applies is named", "[devcheck]") {
+    DemoCourse course;
+    std::string body;
+    for (int i = 1; i <= 12; ++i) body += "int v" + std::to_string(i) + ";\n";
+    course.write("solutions/01_demo/02_b.cu", "// the solution\n" + body);
+    std::string edited = body;
+    edited.replace(edited.find("int v6;"), 7, "int v6 = 1;");
+    course.write("checks/01_demo/fixtures/patched.cu",
+                 "// expect: WRONG\n// step: 01_demo/02_b.cu\n" +
+                     unified_diff(body, edited, "solutions/01_demo/02_b.cu",
+                                  "checks/01_demo/fixtures/patched.cu"));
+    CHECK(course.check().empty());
+    // The solution's prose may change; a line the patch needs may not.
+    course.write("solutions/01_demo/02_b.cu", "// new prose\n//\n// more\n" + body);
+    CHECK(course.check().empty());
+    std::string changed = body;
+    changed.replace(changed.find("int v5;"), 7, "long v5;");
+    course.write("solutions/01_demo/02_b.cu", "// the solution\n" + changed);
+    const DevFinding f = course.only("fixtures");
+    CHECK(f.file == "checks/01_demo/fixtures/patched.cu");
+    CHECK_THAT(f.message, Catch::Matchers::ContainsSubstring(
+                              "the patch no longer applies to solutions/01_demo/02_b.cu"));
+    CHECK_THAT(f.message, Catch::Matchers::ContainsSubstring("hunk 1"));
+    CHECK_THAT(f.message,
+               Catch::Matchers::ContainsSubstring("line 6 of solutions/01_demo/02_b.cu"));
+    // A corpus submission's patch too, and its header needs a step and an emulated verdict.
+    course.write("solutions/01_demo/02_b.cu", "// the solution\n" + body);
+    fs::create_directories(course.root / "emulator/tests/submissions/01_demo");
+    course.write("emulator/tests/submissions/01_demo/c.cu", "// expect: PASS\nint x;\n");
+    const auto found = course.check();
+    REQUIRE(found.size() == 2);
+    CHECK(found[0].file == "emulator/tests/submissions/01_demo/c.cu");
+    CHECK_THAT(found[0].message, Catch::Matchers::ContainsSubstring("step"));
+    CHECK_THAT(found[1].message, Catch::Matchers::ContainsSubstring("emulated"));
 }
 
 TEST_CASE("dev check: lesson READMEs link only to files inside the course", "[devcheck]") {

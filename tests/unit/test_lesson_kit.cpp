@@ -45,8 +45,7 @@ TEST_CASE("a throwaway lesson plugs in through its own folders alone", "[kit]") 
     // Its fixture gets its verdict.
     const auto fixture = read_fixture(
         (root / "checks" / "90_saxpy" / "fixtures" / "wrong_no_bounds_grid.cu").string());
-    fs::copy_file(fixture.path, root / "lessons" / fixture.step,
-                  fs::copy_options::overwrite_existing);
+    write_fixture(fixture.path, (root / "lessons" / fixture.step).string());
     auto bad = check_json(root.string(), {"check", "90/1", "--emulate", "--json"});
     CHECK(bad["results"][0]["verdict"] == fixture.emulated);
     CHECK_THAT(bad["results"][0]["reason"].get<std::string>(),
