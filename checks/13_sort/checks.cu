@@ -190,30 +190,23 @@ __global__ void chunk_counts(const u32* keys, u64 n, int type, int shift, u32* c
         counts[u64{d} * chunks + blockIdx.x] = hist[d];
 }
 
-// Block d: row d of counts becomes its exclusive scan (the keys of digit d in the chunks before
-// each chunk); totals[d] the row's sum. Each thread adds up a run of consecutive chunks, the
-// runs' sums are scanned in shared memory (Hillis-Steele).
+// Block d, one warp: row d of counts becomes its exclusive scan (the keys of digit d in the
+// chunks before each chunk), 32 chunks a round with a carry; totals[d] the row's sum.
 __global__ void scan_rows(u32* counts, u32 chunks, u32* totals) {
-    __shared__ u32 sums[256];
+    const unsigned lane = threadIdx.x;
     u32* row = counts + u64{blockIdx.x} * chunks;
-    const u32 per = (chunks + 255) / 256, first = threadIdx.x * per;
-    u32 mine = 0;
-    for (u32 c = first; c < first + per && c < chunks; ++c) mine += row[c];
-    sums[threadIdx.x] = mine;
-    __syncthreads();
-    for (unsigned d = 1; d < 256; d *= 2) {
-        const u32 below = threadIdx.x >= d ? sums[threadIdx.x - d] : 0u;
-        __syncthreads();
-        sums[threadIdx.x] += below;
-        __syncthreads();
+    u32 carry = 0;
+    for (u32 first = 0; first < chunks; first += 32) {
+        const u32 c = first + lane < chunks ? row[first + lane] : 0u;
+        u32 inclusive = c;
+        for (unsigned d = 1; d < 32; d *= 2) {
+            const u32 below = __shfl_up_sync(kFullMask, inclusive, d);
+            if (lane >= d) inclusive += below;
+        }
+        if (first + lane < chunks) row[first + lane] = carry + inclusive - c;
+        carry += __shfl_sync(kFullMask, inclusive, 31);
     }
-    u32 before = sums[threadIdx.x] - mine;
-    for (u32 c = first; c < first + per && c < chunks; ++c) {
-        const u32 k = row[c];
-        row[c] = before;
-        before += k;
-    }
-    if (threadIdx.x == 255) totals[blockIdx.x] = sums[255];
+    if (lane == 0) totals[blockIdx.x] = carry;
 }
 
 // starts[d] = the keys of digits below d (one block of 256 threads).
@@ -305,7 +298,7 @@ class CheckerSort {
             chunk_counts<<<chunks_, 256, 0, s>>>(src, n_, type, shift, counts_.get(), chunks_);
             DEV_CHECK(cudaGetLastError());
             if (!within_chunks) {
-                scan_rows<<<256, 256, 0, s>>>(counts_.get(), chunks_, totals_.get());
+                scan_rows<<<256, 32, 0, s>>>(counts_.get(), chunks_, totals_.get());
                 DEV_CHECK(cudaGetLastError());
                 digit_starts<<<1, 256, 0, s>>>(totals_.get(), starts_.get());
                 DEV_CHECK(cudaGetLastError());
