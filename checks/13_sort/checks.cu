@@ -363,7 +363,10 @@ const char* const kExactWhy =
 
 // ---------------------------------------------------------------- the problems
 Case keys_case(u64 n, int pattern, int type = kKeyUnsigned) {
-    Case c = Case::of(n, dist::keys).with("pattern", pattern, pattern_text(pattern));
+    const std::string text = pattern == kSpecials && type != kKeyFloat
+                                 ? "a quarter special (0, ±1, ±2, INT_MIN, INT_MAX, INT_MIN + 1)"
+                                 : pattern_text(pattern);
+    Case c = Case::of(n, dist::keys).with("pattern", pattern, text);
     if (type == kKeySigned) c.with("type", type, "int keys");
     if (type == kKeyFloat) c.with("type", type, "float keys");
     return c;
@@ -555,19 +558,30 @@ class RadixSortPairs : public SortProblem {
   public:
     static constexpr const char* kName = "radix_sort_pairs";
     static constexpr const char* kSymbol = "radix_sort_pairs";
-    // The unsigned table, then signed and float keys: every pattern in their order, specials,
-    // and for floats uniform values in [-1, 1) (+0.0 among them).
+    // Unsigned keys at the table's sizes, then signed and float keys: each pattern once in
+    // their order at 3000 + 1000·k keys, specials, and for floats values in [-1, 1) (+0.0
+    // among them); then larger sizes on a GPU. Pairs cost twice the keys' time under the
+    // emulator: the patterns of unsigned keys at several tiles are steps 2-4's.
     static std::vector<Case> cases() {
-        std::vector<Case> cases = table(kUnsignedPatterns, kKeyUnsigned, false);
-        const std::vector<int> typed = {kSpecials,      kUniform, kAllEqual,    kTwoValues,
-                                        kSixteenValues, kSorted,  kReversed,    kTopByteOnly,
-                                        kBottomByteOnly};
-        for (int type : {kKeySigned, kKeyFloat}) {
-            std::vector<int> patterns = typed;
-            if (type == kKeyFloat) patterns.push_back(kUniformFloats);
-            for (const Case& c : table(patterns, type, false)) cases.push_back(c);
+        std::vector<Case> cases;
+        const u64 sizes[] = {1,    2,    31,   32,   33,   255,  256,  257,
+                             1000, 2047, 2048, 2049, 4095, 4096, 4097, 3 * 4096 + 5};
+        std::size_t k = 0;
+        for (u64 n : sizes)
+            cases.push_back(keys_case(n, kUnsignedPatterns[k++ % kUnsignedPatterns.size()]));
+        const int typed[][8] = {
+            {kSpecials, kUniform, kSixteenValues, kReversed, kTopByteOnly, kBottomByteOnly, -1},
+            {kSpecials, kUniformFloats, kUniform, kTwoValues, kSorted, kReversed, kTopByteOnly,
+             kBottomByteOnly}};
+        for (int t = 0; t < 2; ++t) {
+            const int type = t == 0 ? kKeySigned : kKeyFloat;
+            cases.push_back(keys_case(33, kSpecials, type));
+            for (int j = 0; j < 8 && typed[t][j] >= 0; ++j)
+                cases.push_back(keys_case(3000 + 1000 * j, typed[t][j], type));
         }
+        cases.push_back(keys_case(2 * 65536 + 5, kSpecials, kKeyFloat));  // emulated: values only
         cases.push_back(keys_case(kMi + 4099, kSpecials, kKeyFloat));
+        cases.push_back(keys_case(kMi + 4099, kUniform, kKeySigned));
         cases.push_back(keys_case(u64{1} << 24, kSixteenValues).repeated(3, true));
         cases.push_back(keys_case(u64{1} << 24, kSpecials, kKeyFloat));
         cases.push_back(keys_case(kTimedSize, kUniform));
