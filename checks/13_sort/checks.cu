@@ -447,6 +447,18 @@ class SortProblem : public Problem {
                                     stream()),
                 kExactWhy, "key"};
     }
+    // No descents at all in the order of `type`.
+    bool sorted_as(int type) {
+        dev::Array<unsigned long long> d(4);
+        dev::fill_bytes(d.get(), 0, 4 * sizeof(unsigned long long), stream());
+        count_descents<<<grid_for(n()), 256, 0, stream()>>>(keys_out_.get(), n(), type,
+                                                             tiles_ ? kSortTile : 0, d.get());
+        DEV_CHECK(cudaGetLastError());
+        dev::sync_stream(stream());
+        unsigned long long descents[4];
+        dev::copy_to_host(descents, d.get(), sizeof descents);
+        return descents[3] == 0;
+    }
     void diagnose_keys(Outcome& o, const Comparison& cmp) {
         if (cmp.wrong == 0 || cmp.unwritten == cmp.wrong) return;
         dev::Array<unsigned long long> d(4);
@@ -459,6 +471,15 @@ class SortProblem : public Problem {
         dev::copy_to_host(descents, d.get(), sizeof descents);
         const std::string where = tiles_ ? " within each tile" : "";
         if (cmp.unwritten) return;  // holes: the order of what is there says little
+        if (key_type() == kKeyFloat && descents[3] > 0 && sorted_as(kKeySigned)) {
+            o.reason = "keys: sorted as ints, negative floats in reverse order";
+            o.explain(
+                "The float keys are in order as if they were ints (the sign bit flipped, "
+                "nothing else): the negative floats come out in reverse order. A negative "
+                "float's bits grow as its value drops, so its map must flip every bit (~key), "
+                "while a positive float only gets its sign bit set (key | 0x80000000).");
+            return;
+        }
         if (descents[3] == 0) {
             o.reason = "keys: sorted, but not the input's keys";
             o.explain("The keys are in order" + where +
