@@ -43,14 +43,13 @@ cudaError_t cub_pairs_as(const unsigned int* keys_in, const unsigned int* values
     cudaError_t e = cub::DeviceRadixSort::SortPairs(nullptr, bytes, kin, kout, values_in,
                                                     values_out, items, 0, 32, s);
     if (e != cudaSuccess) return e;
-    return cub::DeviceRadixSort::SortPairs(kit::library_scratch(bytes), bytes, kin, kout,
-                                           values_in, values_out, items, 0, 32, s);
+    return cub::DeviceRadixSort::SortPairs(kit::library_scratch(bytes), bytes, kin, kout, values_in,
+                                           values_out, items, 0, 32, s);
 }
 
 cudaError_t cub_sort_pairs(const unsigned int* keys_in, const unsigned int* values_in,
-                           unsigned int* keys_out, unsigned int* values_out, size_t n,
-                           int key_type, unsigned int*, unsigned int*, void*, size_t,
-                           cudaStream_t s) {
+                           unsigned int* keys_out, unsigned int* values_out, size_t n, int key_type,
+                           unsigned int*, unsigned int*, void*, size_t, cudaStream_t s) {
     const auto items = static_cast<int>(n);
     if (key_type == kKeySigned)
         return cub_pairs_as<int>(keys_in, values_in, keys_out, values_out, items, s);

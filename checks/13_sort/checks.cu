@@ -177,8 +177,7 @@ __device__ inline unsigned digit_of(u32 word, int type, int shift) {
 }
 
 // counts[d * chunks + c] = how many keys of chunk c have digit d.
-__global__ void chunk_counts(const u32* keys, u64 n, int type, int shift, u32* counts,
-                             u32 chunks) {
+__global__ void chunk_counts(const u32* keys, u64 n, int type, int shift, u32* counts, u32 chunks) {
     __shared__ u32 hist[256];
     for (unsigned d = threadIdx.x; d < 256; d += blockDim.x) hist[d] = 0;
     __syncthreads();
@@ -226,8 +225,8 @@ __global__ void digit_starts(const u32* totals, u32* starts) {
 // One warp per chunk: its keys (and their positions) to their places, in order. With `starts`
 // the places are global (starts[d] + the scanned counts); without, the chunk is sorted within
 // itself (counts not scanned: the chunk's own exclusive scan of its 256 counts).
-__global__ void scatter_chunk(const u32* keys, const u32* from, u32* keys_out, u32* from_out,
-                              u64 n, int type, int shift, const u32* counts, u32 chunks,
+__global__ void scatter_chunk(const u32* keys, const u32* from, u32* keys_out, u32* from_out, u64 n,
+                              int type, int shift, const u32* counts, u32 chunks,
                               const u32* starts) {
     __shared__ u32 base[256];
     const unsigned lane = threadIdx.x;
@@ -397,9 +396,8 @@ std::vector<Case> table(const std::vector<int>& patterns, int type, bool gpu_siz
     return cases;
 }
 
-const std::vector<int> kUnsignedPatterns = {kUniform,     kAllEqual,       kTwoValues,
-                                            kSixteenValues, kSorted,       kReversed,
-                                            kTopByteOnly, kBottomByteOnly};
+const std::vector<int> kUnsignedPatterns = {kUniform, kAllEqual, kTwoValues,   kSixteenValues,
+                                            kSorted,  kReversed, kTopByteOnly, kBottomByteOnly};
 
 // What the three problems share: the keys, the checker's sort, the keys' judge.
 class SortProblem : public Problem {
@@ -418,24 +416,23 @@ class SortProblem : public Problem {
     void expect() override { want_.run(keys_in_.get(), key_type(), tiles_, stream()); }
     Traffic traffic() const override { return Traffic().read<u32>(n()).write<u32>(n()); }
     static Advice advice() {
-        return {
-            {"TIMEOUT",
-             "A sort that never ends waits for a status word that never changes. The three "
-             "usual causes (lesson 05, step 7): (1) tile numbers from blockIdx.x, so a tile "
-             "waits for a tile whose block never starts: take them from an atomic counter; "
-             "(2) status words polled through a plain pointer, read once and kept in a "
-             "register: read them through volatile; (3) status words or counters not cleared "
-             "before each pass (the workspace is full of NaN at every call)."},
-            {"TIMEOUT/blocks that had not started",
-             "A block waits for a block that has not started: take tile numbers from an atomic "
-             "counter (atomicAdd by thread 0, one counter per pass), never from blockIdx.x."},
-            {"TIMEOUT/without touching memory",
-             "A thread polls a value it never reads again: read the status words through a "
-             "volatile pointer, so every round of the wait loads them anew."},
-            {"TIMEOUT/every block had started",
-             "Every block had started, and each waits for a status word no block will write: "
-             "a look-back that reads below tile 0, or status words (or the tile counter) not "
-             "cleared before this pass: a pass needs its own cleared words."}};
+        return {{"TIMEOUT",
+                 "A sort that never ends waits for a status word that never changes. The three "
+                 "usual causes (lesson 05, step 7): (1) tile numbers from blockIdx.x, so a tile "
+                 "waits for a tile whose block never starts: take them from an atomic counter; "
+                 "(2) status words polled through a plain pointer, read once and kept in a "
+                 "register: read them through volatile; (3) status words or counters not cleared "
+                 "before each pass (the workspace is full of NaN at every call)."},
+                {"TIMEOUT/blocks that had not started",
+                 "A block waits for a block that has not started: take tile numbers from an atomic "
+                 "counter (atomicAdd by thread 0, one counter per pass), never from blockIdx.x."},
+                {"TIMEOUT/without touching memory",
+                 "A thread polls a value it never reads again: read the status words through a "
+                 "volatile pointer, so every round of the wait loads them anew."},
+                {"TIMEOUT/every block had started",
+                 "Every block had started, and each waits for a status word no block will write: "
+                 "a look-back that reads below tile 0, or status words (or the tile counter) not "
+                 "cleared before this pass: a pass needs its own cleared words."}};
     }
 
   protected:
@@ -443,8 +440,8 @@ class SortProblem : public Problem {
     int key_type() const { return static_cast<int>(params().number_or("type", kKeyUnsigned)); }
     // The keys' outcome, with what is left of the order when they are wrong.
     Part keys_part() const {
-        return {"keys_out", compare(keys_out_.get(), n(), EqualArray<u32>{want_.keys.get()},
-                                    stream()),
+        return {"keys_out",
+                compare(keys_out_.get(), n(), EqualArray<u32>{want_.keys.get()}, stream()),
                 kExactWhy, "key"};
     }
     // No descents at all in the order of `type`.
@@ -452,7 +449,7 @@ class SortProblem : public Problem {
         dev::Array<unsigned long long> d(4);
         dev::fill_bytes(d.get(), 0, 4 * sizeof(unsigned long long), stream());
         count_descents<<<grid_for(n()), 256, 0, stream()>>>(keys_out_.get(), n(), type,
-                                                             tiles_ ? kSortTile : 0, d.get());
+                                                            tiles_ ? kSortTile : 0, d.get());
         DEV_CHECK(cudaGetLastError());
         dev::sync_stream(stream());
         unsigned long long descents[4];
@@ -464,7 +461,7 @@ class SortProblem : public Problem {
         dev::Array<unsigned long long> d(4);
         dev::fill_bytes(d.get(), 0, 4 * sizeof(unsigned long long), stream());
         count_descents<<<grid_for(n()), 256, 0, stream()>>>(keys_out_.get(), n(), key_type(),
-                                                             tiles_ ? kSortTile : 0, d.get());
+                                                            tiles_ ? kSortTile : 0, d.get());
         DEV_CHECK(cudaGetLastError());
         dev::sync_stream(stream());
         unsigned long long descents[4];
@@ -558,9 +555,9 @@ class RadixSortKeys : public SortProblem {
         ws_.on_overrun(kWorkspaceAdvice);
     }
     cudaError_t call(void* fn, Side side) override {
-        return entry<decltype(&radix_sort_keys)>(fn)(
-            keys_in_, keys_out_.at(side), n(), static_cast<u32*>(alt_.at(side)), ws_.at(side),
-            ws_.bytes(), stream());
+        return entry<decltype(&radix_sort_keys)>(fn)(keys_in_, keys_out_.at(side), n(),
+                                                     static_cast<u32*>(alt_.at(side)), ws_.at(side),
+                                                     ws_.bytes(), stream());
     }
     Outcome judge() override {
         Part keys = keys_part();
@@ -650,8 +647,8 @@ class RadixSortPairs : public SortProblem {
         if (values_cmp.unwritten) return o;
         dev::Array<unsigned long long> f(2);
         dev::fill_bytes(f.get(), 0, 2 * sizeof(unsigned long long), stream());
-        count_value_faults<<<grid_for(n()), 256, 0, stream()>>>(
-            keys_in_.get(), keys_out_.get(), values_out_.get(), n(), f.get());
+        count_value_faults<<<grid_for(n()), 256, 0, stream()>>>(keys_in_.get(), keys_out_.get(),
+                                                                values_out_.get(), n(), f.get());
         DEV_CHECK(cudaGetLastError());
         dev::sync_stream(stream());
         unsigned long long faults[2];

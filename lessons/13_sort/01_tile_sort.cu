@@ -157,7 +157,8 @@ __global__ void __launch_bounds__(kThreads)
         __syncthreads();
         // Read back in the same layout: the keys are now in order by the bytes sorted so far.
 #pragma unroll
-        for (unsigned int j = 0; j < kItems; ++j) keys[j] = s_keys[warp * kWarpKeys + 32 * j + lane];
+        for (unsigned int j = 0; j < kItems; ++j)
+            keys[j] = s_keys[warp * kWarpKeys + 32 * j + lane];
         __syncthreads();  // read before the next pass writes
     }
 
@@ -171,7 +172,7 @@ __global__ void __launch_bounds__(kThreads)
 extern "C" cudaError_t sort_tiles(const unsigned int* keys_in, unsigned int* keys_out, size_t n,
                                   cudaStream_t stream) {
     const size_t tiles = (n + kSortTile - 1) / kSortTile;
-    sort_tile_kernel<<<static_cast<unsigned int>(tiles), kThreads, 0, stream>>>(keys_in,
-                                                                                keys_out, n);
+    sort_tile_kernel<<<static_cast<unsigned int>(tiles), kThreads, 0, stream>>>(keys_in, keys_out,
+                                                                                n);
     return cudaGetLastError();
 }

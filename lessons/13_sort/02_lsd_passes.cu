@@ -38,10 +38,10 @@
 
 constexpr unsigned int kThreads = 256;
 constexpr unsigned int kWarps = kThreads / 32;
-constexpr unsigned int kItems = 16;                  // keys per thread
-constexpr unsigned int kTile = kThreads * kItems;    // 4096 keys per tile
-constexpr unsigned int kWarpKeys = 32 * kItems;      // 512 consecutive keys per warp
-constexpr unsigned int kRadix = 256;                 // 8-bit digits
+constexpr unsigned int kItems = 16;                // keys per thread
+constexpr unsigned int kTile = kThreads * kItems;  // 4096 keys per tile
+constexpr unsigned int kWarpKeys = 32 * kItems;    // 512 consecutive keys per warp
+constexpr unsigned int kRadix = 256;               // 8-bit digits
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kThreads == kRadix, "thread d looks after digit d");
 
@@ -193,9 +193,9 @@ __global__ void __launch_bounds__(kThreads)
     scatter(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst, size_t n,
             unsigned int shift, const unsigned int* __restrict__ counts,
             const unsigned int* __restrict__ totals, unsigned int tiles) {
-    __shared__ unsigned int s_keys[kTile];
+    [[maybe_unused]] __shared__ unsigned int s_keys[kTile];
     __shared__ RankStorage s_rank;
-    __shared__ unsigned int s_offset[kRadix];
+    [[maybe_unused]] __shared__ unsigned int s_offset[kRadix];
     unsigned int keys[kItems], pos[kItems];
     const unsigned int count = load_tile(src, n, blockIdx.x, keys);
     rank_keys(keys, pos, shift, s_rank);

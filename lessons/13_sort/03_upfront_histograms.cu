@@ -14,7 +14,8 @@
 //
 //   thread d of tile t:   exclusive = t == 0 ? 0 : wait for status[t - 1][d]
 //                         status[t][d] = kFlagInclusive | (exclusive + count of d in tile t)
-//                         staged key i of digit d -> digit_start[d] + exclusive + (i - tile_start[d])
+//                         staged key i of digit d -> digit_start[d] + exclusive + (i -
+//                         tile_start[d])
 //
 // Tile numbers come from an atomic counter (a tile only waits for a tile whose block has
 // started), the status words are read through volatile, and they and the counter are cleared
@@ -36,10 +37,10 @@
 
 constexpr unsigned int kThreads = 256;
 constexpr unsigned int kWarps = kThreads / 32;
-constexpr unsigned int kItems = 16;                  // keys per thread
-constexpr unsigned int kTile = kThreads * kItems;    // 4096 keys per tile
-constexpr unsigned int kWarpKeys = 32 * kItems;      // 512 consecutive keys per warp
-constexpr unsigned int kRadix = 256;                 // 8-bit digits
+constexpr unsigned int kItems = 16;                // keys per thread
+constexpr unsigned int kTile = kThreads * kItems;  // 4096 keys per tile
+constexpr unsigned int kWarpKeys = 32 * kItems;    // 512 consecutive keys per warp
+constexpr unsigned int kRadix = 256;               // 8-bit digits
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kThreads == kRadix, "thread d looks after digit d");
 
@@ -161,7 +162,7 @@ __device__ __forceinline__ void store_status(unsigned int* p, unsigned int word)
 // A private copy per block in shared memory (lesson 06), added to the global one at the end.
 __global__ void __launch_bounds__(kThreads)
     all_histograms(const unsigned int* __restrict__ keys, size_t n, unsigned int* hist) {
-    __shared__ unsigned int s_hist[4][kRadix];
+    [[maybe_unused]] __shared__ unsigned int s_hist[4][kRadix];
 #pragma unroll
     for (unsigned int b = 0; b < 4; ++b) s_hist[b][threadIdx.x] = 0;
     __syncthreads();
@@ -180,8 +181,8 @@ __global__ void __launch_bounds__(kThreads)
 // ---------------------------------------------------------------- one pass
 __global__ void __launch_bounds__(kThreads)
     chained_pass(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst, size_t n,
-                  unsigned int shift, const unsigned int* __restrict__ hist,
-                  unsigned int* counter, unsigned int* status) {
+                 unsigned int shift, const unsigned int* __restrict__ hist, unsigned int* counter,
+                 unsigned int* status) {
     __shared__ unsigned int s_keys[kTile];
     __shared__ RankStorage s_rank;
     __shared__ unsigned int s_offset[kRadix];
@@ -207,7 +208,8 @@ __global__ void __launch_bounds__(kThreads)
     if (d == kRadix - 1) mine -= kTile - count;
 
     // The chain: wait for tile t - 1's inclusive count of digit d, publish this tile's.
-    unsigned int* word_of = status + d;  // tile p's word for digit d: word_of[p * kRadix]
+    [[maybe_unused]] unsigned int* word_of =
+        status + d;  // tile p's word for digit d: word_of[p * kRadix]
     unsigned int exclusive = 0;
     // TODO(2 of 2, ~8 lines): the chain, for digit d.
     //   - if tile > 0: read word = load_status(&word_of[(tile - 1) * kRadix]) until its
@@ -216,14 +218,14 @@ __global__ void __launch_bounds__(kThreads)
     //   - then publish this tile's inclusive count, for every tile (tile 0 too):
     //     store_status(&word_of[tile * kRadix], kFlagInclusive | (exclusive + mine)).
     //   Tile t + 1 waits for that word. Delete the (void) line.
-    (void)word_of, (void)mine;
+    (void)mine, (void)kValueMask;
 
     // Staged key i of digit d goes to s_offset[d] + i: the keys of smaller digits (the
     // up-front histogram, scanned), those of digit d in earlier tiles, its rank in the tile.
     const unsigned int digit_start = block_exclusive_scan(hist[d], s_rank.warp_sums);
     s_offset[d] = digit_start + exclusive - s_rank.digit_start[d];
     __syncthreads();
-    return;  // placeholder: nothing is written until both TODOs are done; delete this line then
+    if (count > 0) return;  // placeholder: writes nothing; delete it when the TODOs are done
     for (unsigned int i = threadIdx.x; i < count; i += kThreads) {
         const unsigned int key = s_keys[i];
         dst[s_offset[(key >> shift) & 0xffu] + i] = key;
@@ -257,8 +259,8 @@ extern "C" cudaError_t radix_sort_keys(const unsigned int* keys_in, unsigned int
     for (unsigned int pass = 0; pass < 4; ++pass) {
         unsigned int* dst = pass % 2 == 0 ? keys_alt : keys_out;  // the last pass ends in out
         chained_pass<<<tiles, kThreads, 0, stream>>>(src, dst, n, 8 * pass, hist + pass * kRadix,
-                                                      counters + pass,
-                                                      status + pass * words_per_pass);
+                                                     counters + pass,
+                                                     status + pass * words_per_pass);
         src = dst;
     }
     return cudaGetLastError();

@@ -66,7 +66,7 @@ enum SortKeyType : int {
 //     -> keys_out = [1, 1, 3, 3], values_out = [1, 3, 0, 2]
 // keys_alt and values_alt hold n words of scratch each; the workspace as above.
 extern "C" cudaError_t radix_sort_pairs(const unsigned int* keys_in, const unsigned int* values_in,
-                                        unsigned int* keys_out, unsigned int* values_out,
-                                        size_t n, int key_type, unsigned int* keys_alt,
+                                        unsigned int* keys_out, unsigned int* values_out, size_t n,
+                                        int key_type, unsigned int* keys_alt,
                                         unsigned int* values_alt, void* workspace,
                                         size_t workspace_bytes, cudaStream_t stream);

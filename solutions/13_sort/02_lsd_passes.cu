@@ -31,10 +31,10 @@
 
 constexpr unsigned int kThreads = 256;
 constexpr unsigned int kWarps = kThreads / 32;
-constexpr unsigned int kItems = 16;                  // keys per thread
-constexpr unsigned int kTile = kThreads * kItems;    // 4096 keys per tile
-constexpr unsigned int kWarpKeys = 32 * kItems;      // 512 consecutive keys per warp
-constexpr unsigned int kRadix = 256;                 // 8-bit digits
+constexpr unsigned int kItems = 16;                // keys per thread
+constexpr unsigned int kTile = kThreads * kItems;  // 4096 keys per tile
+constexpr unsigned int kWarpKeys = 32 * kItems;    // 512 consecutive keys per warp
+constexpr unsigned int kRadix = 256;               // 8-bit digits
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kThreads == kRadix, "thread d looks after digit d");
 
@@ -194,8 +194,8 @@ __global__ void __launch_bounds__(kThreads)
     // the subtraction is safe even where it goes below 0 before i is added.
     const unsigned int d = threadIdx.x;
     const unsigned int digit_start = block_exclusive_scan(totals[d], s_rank.warp_sums);
-    s_offset[d] = digit_start + counts[static_cast<size_t>(d) * tiles + blockIdx.x] -
-                  s_rank.digit_start[d];
+    s_offset[d] =
+        digit_start + counts[static_cast<size_t>(d) * tiles + blockIdx.x] - s_rank.digit_start[d];
     __syncthreads();
 
     // Staged key i: consecutive threads, consecutive keys of one digit, consecutive addresses.

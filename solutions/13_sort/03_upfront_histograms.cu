@@ -15,7 +15,8 @@
 //
 //   thread d of tile t:   exclusive = t == 0 ? 0 : wait for status[t - 1][d]
 //                         status[t][d] = kFlagInclusive | (exclusive + count of d in tile t)
-//                         staged key i of digit d -> digit_start[d] + exclusive + (i - tile_start[d])
+//                         staged key i of digit d -> digit_start[d] + exclusive + (i -
+//                         tile_start[d])
 //
 // Tile numbers come from an atomic counter (a tile only waits for a tile whose block has
 // started), the status words are read through volatile, and they and the counter are cleared
@@ -30,10 +31,10 @@
 
 constexpr unsigned int kThreads = 256;
 constexpr unsigned int kWarps = kThreads / 32;
-constexpr unsigned int kItems = 16;                  // keys per thread
-constexpr unsigned int kTile = kThreads * kItems;    // 4096 keys per tile
-constexpr unsigned int kWarpKeys = 32 * kItems;      // 512 consecutive keys per warp
-constexpr unsigned int kRadix = 256;                 // 8-bit digits
+constexpr unsigned int kItems = 16;                // keys per thread
+constexpr unsigned int kTile = kThreads * kItems;  // 4096 keys per tile
+constexpr unsigned int kWarpKeys = 32 * kItems;    // 512 consecutive keys per warp
+constexpr unsigned int kRadix = 256;               // 8-bit digits
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kThreads == kRadix, "thread d looks after digit d");
 
@@ -176,8 +177,8 @@ __global__ void __launch_bounds__(kThreads)
 // ---------------------------------------------------------------- one pass
 __global__ void __launch_bounds__(kThreads)
     chained_pass(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst, size_t n,
-                  unsigned int shift, const unsigned int* __restrict__ hist,
-                  unsigned int* counter, unsigned int* status) {
+                 unsigned int shift, const unsigned int* __restrict__ hist, unsigned int* counter,
+                 unsigned int* status) {
     __shared__ unsigned int s_keys[kTile];
     __shared__ RankStorage s_rank;
     __shared__ unsigned int s_offset[kRadix];
@@ -252,8 +253,8 @@ extern "C" cudaError_t radix_sort_keys(const unsigned int* keys_in, unsigned int
     for (unsigned int pass = 0; pass < 4; ++pass) {
         unsigned int* dst = pass % 2 == 0 ? keys_alt : keys_out;  // the last pass ends in out
         chained_pass<<<tiles, kThreads, 0, stream>>>(src, dst, n, 8 * pass, hist + pass * kRadix,
-                                                      counters + pass,
-                                                      status + pass * words_per_pass);
+                                                     counters + pass,
+                                                     status + pass * words_per_pass);
         src = dst;
     }
     return cudaGetLastError();

@@ -29,10 +29,10 @@
 
 constexpr unsigned int kThreads = 256;
 constexpr unsigned int kWarps = kThreads / 32;
-constexpr unsigned int kItems = 16;                  // keys per thread
-constexpr unsigned int kTile = kThreads * kItems;    // 4096 keys per tile
-constexpr unsigned int kWarpKeys = 32 * kItems;      // 512 consecutive keys per warp
-constexpr unsigned int kRadix = 256;                 // 8-bit digits
+constexpr unsigned int kItems = 16;                // keys per thread
+constexpr unsigned int kTile = kThreads * kItems;  // 4096 keys per tile
+constexpr unsigned int kWarpKeys = 32 * kItems;    // 512 consecutive keys per warp
+constexpr unsigned int kRadix = 256;               // 8-bit digits
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kThreads == kRadix, "thread d looks after digit d");
 
@@ -177,8 +177,8 @@ __global__ void __launch_bounds__(kThreads)
 // ---------------------------------------------------------------- one pass
 __global__ void __launch_bounds__(kThreads)
     onesweep_pass(const unsigned int* __restrict__ src, unsigned int* __restrict__ dst, size_t n,
-                  unsigned int shift, const unsigned int* __restrict__ hist,
-                  unsigned int* counter, unsigned int* status) {
+                  unsigned int shift, const unsigned int* __restrict__ hist, unsigned int* counter,
+                  unsigned int* status) {
     __shared__ unsigned int s_keys[kTile];
     __shared__ RankStorage s_rank;
     __shared__ unsigned int s_offset[kRadix];

@@ -30,10 +30,10 @@
 
 constexpr unsigned int kThreads = 256;
 constexpr unsigned int kWarps = kThreads / 32;
-constexpr unsigned int kItems = 16;                  // keys per thread
-constexpr unsigned int kTile = kThreads * kItems;    // 4096 keys per tile
-constexpr unsigned int kWarpKeys = 32 * kItems;      // 512 consecutive keys per warp
-constexpr unsigned int kRadix = 256;                 // 8-bit digits
+constexpr unsigned int kItems = 16;                // keys per thread
+constexpr unsigned int kTile = kThreads * kItems;  // 4096 keys per tile
+constexpr unsigned int kWarpKeys = 32 * kItems;    // 512 consecutive keys per warp
+constexpr unsigned int kRadix = 256;               // 8-bit digits
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kThreads == kRadix, "thread d looks after digit d");
 
@@ -196,8 +196,7 @@ __global__ void __launch_bounds__(kThreads)
     pairs_pass(const unsigned int* __restrict__ src, const unsigned int* __restrict__ src_values,
                unsigned int* __restrict__ dst, unsigned int* __restrict__ dst_values, size_t n,
                unsigned int shift, int load_type, int store_type,
-               const unsigned int* __restrict__ hist, unsigned int* counter,
-               unsigned int* status) {
+               const unsigned int* __restrict__ hist, unsigned int* counter, unsigned int* status) {
     __shared__ unsigned int s_keys[kTile];
     __shared__ unsigned int s_values[kTile];
     __shared__ RankStorage s_rank;
@@ -264,8 +263,8 @@ constexpr size_t kCountersOffset = 4 * kRadix * sizeof(unsigned int);
 constexpr size_t kStatusOffset = kCountersOffset + 256;
 
 extern "C" cudaError_t radix_sort_pairs(const unsigned int* keys_in, const unsigned int* values_in,
-                                        unsigned int* keys_out, unsigned int* values_out,
-                                        size_t n, int key_type, unsigned int* keys_alt,
+                                        unsigned int* keys_out, unsigned int* values_out, size_t n,
+                                        int key_type, unsigned int* keys_alt,
                                         unsigned int* values_alt, void* workspace,
                                         size_t workspace_bytes, cudaStream_t stream) {
     const unsigned int tiles = static_cast<unsigned int>((n + kTile - 1) / kTile);
@@ -294,8 +293,7 @@ extern "C" cudaError_t radix_sort_pairs(const unsigned int* keys_in, const unsig
         const int store_type = pass == 3 ? key_type : kKeyUnsigned;
         pairs_pass<<<tiles, kThreads, 0, stream>>>(src, src_values, dst, dst_values, n, 8 * pass,
                                                    load_type, store_type, hist + pass * kRadix,
-                                                   counters + pass,
-                                                   status + pass * words_per_pass);
+                                                   counters + pass, status + pass * words_per_pass);
         src = dst;
         src_values = dst_values;
     }
