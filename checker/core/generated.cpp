@@ -330,7 +330,7 @@ constexpr FigureText kFigures[] = {
     {"previous", "× previous",
      "its rate over the rate of the previous row that moves the same bytes at the same size (– "
      "where none does)"},
-    {"against", "% of ", "that row's time over this row's"},
+    {"against", "% of ", "that row's time over this row's (– for a row of another problem)"},
 };
 
 const FigureText* figure_text(const std::string& name) {
@@ -433,7 +433,10 @@ class StaircaseTable {
         return h;
     }
 
-    std::string figure(const std::string& name, const nlohmann::json& cell) const {
+    // `problem`: the row's. "against" compares only rows of the same problem (a tile sort is no
+    // full sort, sorting pairs is not sorting keys): "–" for the others.
+    std::string figure(const std::string& name, const nlohmann::json& cell,
+                       const std::string& problem) const {
         const double us = cell["median_us"].get<double>();
         if (name == "time") return decimals(us, 1);
         if (name == "copy") return decimals(cell["percent_of_copy"].get<double>(), 1) + "%";
@@ -445,6 +448,7 @@ class StaircaseTable {
             return cell["vs_previous"].is_null()
                        ? "–"
                        : decimals(cell["vs_previous"].get<double>(), 2) + "×";
+        if ((*against_).value("problem", "") != problem) return "–";
         for (const auto& c : (*against_)["cells"])
             if (c["column"] == cell["column"] && us > 0)
                 return decimals(100 * c["median_us"].get<double>() / us, 1) + "%";
@@ -453,6 +457,7 @@ class StaircaseTable {
 
     std::string row(const nlohmann::json& r) const {
         const std::string label = r["label"];
+        const std::string problem = r.value("problem", "");
         std::string out =
             "| " + (r["baseline"].get<bool>() ? markdown_cell(r["title"].get<std::string>())
                                               : "`" + label + "`");
@@ -465,14 +470,15 @@ class StaircaseTable {
                 std::find(row_sizes.begin(), row_sizes.end(), (*cell)["size"]) == row_sizes.end())
                 row_sizes.push_back((*cell)["size"]);
             if (one_column()) {
-                for (const auto& n : f_.names) out += " | " + (cell ? figure(n, *cell) : "–");
+                for (const auto& n : f_.names)
+                    out += " | " + (cell ? figure(n, *cell, problem) : "–");
                 continue;
             }
             std::string text;
             for (const auto& n : f_.names)
                 if (cell)
-                    text +=
-                        (text.empty() ? "" : ", ") + figure(n, *cell) + (n == "time" ? " µs" : "");
+                    text += (text.empty() ? "" : ", ") + figure(n, *cell, problem) +
+                            (n == "time" ? " µs" : "");
             out += " | " + (cell ? text : "–");
         }
         if (size_column_) {

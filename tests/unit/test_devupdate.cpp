@@ -401,3 +401,20 @@ TEST_CASE("dev update: a compute-bound staircase shows its share of the FP32 rat
     CHECK_FALSE(stored["staircases"][0]["rows"][0]["cells"][1].contains("fp32_ops"));
     CHECK(findings(course.root, "generated").empty());
 }
+
+// "against" compares rows of the same problem only: a row of another problem (a tile sort beside
+// full sorts, pairs beside keys) gets "–", never a ratio of unlike work.
+TEST_CASE("dev update: against compares only rows of the same problem", "[devupdate]") {
+    DemoCourse course;
+    auto j = check_output("NVIDIA Demo 40GB", 1000.0);
+    j["staircases"][0]["rows"][0]["problem"] = "other";
+    const fs::path file = course.root / "incoming/problems.json";
+    write(file, j.dump());
+    const auto out = course.update(file);
+    INFO(out.error);
+    REQUIRE(out.error.empty());
+    const std::string lesson = read(course.root / "lessons/01_demo/README.md");
+    CHECK_THAT(lesson, ContainsSubstring("| `01_a` | 2000.0 µs, 50.0%, –, – |"));
+    CHECK_THAT(lesson, ContainsSubstring("| `02_b` | 1000.0 µs, 100.0%, 2.00×, 80.0% |"));
+    CHECK_THAT(lesson, ContainsSubstring("another problem)"));
+}
