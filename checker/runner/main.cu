@@ -165,16 +165,18 @@ int probe() {
     return 0;
 }
 
-int copy_bandwidth() {
+// A rate of this GPU, measured once per GPU by the checker (copy-bandwidth, fp32-rate):
+// `measure` fills the event on a stream of its own; the GPU's name and UUID are added here.
+template <typename Event, typename Measure>
+int gpu_rate(Measure measure) {
     dev::Properties p = dev::probe();
     if (p.count == 0) {
         emit_message("internal_error", "no GPU");
         return 1;
     }
     cudaStream_t s = dev::create_stream();
-    CopyBandwidthEvent e;
-    e.gbps = runner::measure_copy_bandwidth(s, p.l2_bytes, &e.median_us);
-    e.bytes = 2.0 * double(std::size_t{1} << 30);
+    Event e;
+    measure(s, p, e);
     e.uuid = p.uuid;
     e.name = p.name;
     emit(event_json(e));
@@ -182,20 +184,18 @@ int copy_bandwidth() {
     return 0;
 }
 
+int copy_bandwidth() {
+    return gpu_rate<CopyBandwidthEvent>(
+        [](cudaStream_t s, const dev::Properties& p, CopyBandwidthEvent& e) {
+            e.gbps = runner::measure_copy_bandwidth(s, p.l2_bytes, &e.median_us);
+            e.bytes = 2.0 * double(std::size_t{1} << 30);
+        });
+}
+
 int fp32_rate() {
-    dev::Properties p = dev::probe();
-    if (p.count == 0) {
-        emit_message("internal_error", "no GPU");
-        return 1;
-    }
-    cudaStream_t s = dev::create_stream();
-    Fp32RateEvent e;
-    e.gflops = runner::measure_fp32_rate(s, p.sms, &e.median_us, &e.operations);
-    e.uuid = p.uuid;
-    e.name = p.name;
-    emit(event_json(e));
-    dev::destroy_stream(s);
-    return 0;
+    return gpu_rate<Fp32RateEvent>([](cudaStream_t s, const dev::Properties& p, Fp32RateEvent& e) {
+        e.gflops = runner::measure_fp32_rate(s, p.sms, &e.median_us, &e.operations);
+    });
 }
 
 struct CheckArgs {
