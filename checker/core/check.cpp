@@ -786,6 +786,7 @@ int Checker::read_events(const std::vector<json>& events, bool first_child, Step
             total = c.total;
             report.problem = c.problem;
             report.advice_by_verdict = c.advice;
+            report.sampled_values = c.sampled_values;
         } else if (kind == CaseStartEvent::kEvent) {
             const auto c = e.get<CaseStartEvent>();
             in_progress = c.index;
@@ -1674,11 +1675,16 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, const
         " with every check, then one case of up to " + format_size(kEmulatedLargeN) +
         " for its values only, blocks in a shuffled order, 4 at a time (the first of each launch "
         "held back after its first global atomic until the others wait), and the larger sizes for "
-        "their launches (grid and block limits) and a few blocks of each with bounds checks. Not "
-        "checked here: the values at larger sizes (an index that overflows 32 bits is seen only "
-        "when it leaves its array in a sampled block), timing, and weak memory (the emulator is "
-        "sequentially consistent: a missing __threadfence shows only as a race); a GPU checks "
-        "those");
+        "their launches (grid and block limits) and a few blocks of each with bounds checks" +
+        std::string(report.sampled_values
+                        ? ", the values those blocks write judged (their inputs made where read). "
+                          "Not checked here: the values the other blocks of the larger sizes "
+                          "write, "
+                        : ". Not checked here: the values at larger sizes (this problem's outputs "
+                          "depend on more than a few blocks see: an index that overflows 32 bits "
+                          "is seen only when it leaves its array in a sampled block), ") +
+        "timing, and weak memory (the emulator is sequentially consistent: a missing "
+        "__threadfence shows only as a race); a GPU checks those");
     conclude(report);
     // The step's performance goals, from the access pictures of the cases that passed. Without
     // --explain the pictures were recorded for this alone: they leave the report.

@@ -165,6 +165,9 @@ struct CasesEvent {
     int total = 0;
     std::string problem;
     std::vector<std::pair<std::string, std::string>> advice;  // verdict name, words
+    // Under emulation, the outputs the sampled blocks write at the launch-only sizes are judged
+    // (kit/problem.h, kSampledValues).
+    bool sampled_values = false;
 };
 
 struct CaseStartEvent {
@@ -235,7 +238,7 @@ CUDALINGS_JSON(ProbeEvent, gpus, name, arch, uuid, error, message, sms, l2_bytes
                driver, runtime)
 CUDALINGS_JSON(CopyBandwidthEvent, gbps, median_us, bytes, uuid, name)
 CUDALINGS_JSON(Fp32RateEvent, gflops, median_us, operations, uuid, name)
-CUDALINGS_JSON(CasesEvent, total, problem, advice)
+CUDALINGS_JSON(CasesEvent, total, problem, advice, sampled_values)
 CUDALINGS_JSON(CaseStartEvent, index, name, n, size)
 CUDALINGS_JSON(TimingErrorEvent, reason, detail)
 CUDALINGS_JSON(AbortEvent, reason)

@@ -37,6 +37,7 @@ struct StepReport {
     // The problem's advice per verdict, as the runner announced it (for verdicts it cannot
     // report itself: a hang ends the runner).
     std::vector<std::pair<std::string, std::string>> advice_by_verdict;
+    bool sampled_values = false;  // CasesEvent: emulated large sizes judged where sampled
     std::string load_error;                  // the built file could not be used by the runner
     std::string internal_error;              // the runner failed (the checker's fault)
     std::vector<std::string> notes;          // what could not be checked, and why

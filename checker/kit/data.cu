@@ -6,6 +6,7 @@
 
 #ifdef CUDALINGS_EMULATOR
 #include "cudalings_emu/abi.h"
+#include "cudalings_emu/emulator.h"
 #endif
 
 namespace kit {
@@ -83,6 +84,26 @@ void mark_extent(const void* p, std::size_t bytes, const std::string& name,
 #endif
 }
 
+void make_on_demand(void* p, std::size_t bytes,
+                    std::function<void(std::size_t offset, std::size_t bytes, void* dst)> make) {
+#ifdef CUDALINGS_EMULATOR
+    cudalings_emu::fill_on_demand(p, bytes, std::move(make));
+#else
+    (void)p;
+    (void)bytes;
+    (void)make;
+#endif
+}
+
+void track_writes(void* p, std::size_t bytes) {
+#ifdef CUDALINGS_EMULATOR
+    cudalings_emu::track_writes(p, bytes);
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
 }  // namespace detail
 
 Buffer::Buffer(Problem& owner, std::string name) : owner_(owner), name_(std::move(name)) {
@@ -130,6 +151,10 @@ GuardHit GuardedBytes::check(cudaStream_t s) const {
         }
     }
     return report;
+}
+
+void OutputBytes::sample_values() {
+    if (n_) detail::track_writes(mem_.data(), mem_.bytes());
 }
 
 OutputBytes::OutputBytes(Problem& owner, std::string name, u64 n, std::size_t element_bytes)

@@ -64,6 +64,10 @@ class Buffer {
     virtual void regenerate(u64, cudaStream_t) {}          // inputs: values from another seed
     // A 64-bit fingerprint of the learner's data (outputs), for the same-bits check.
     virtual std::uint64_t fingerprint(cudaStream_t) const { return 0; }
+    // Under emulation, at a size too large to emulate whole (runner/main.cu's launch-only case):
+    // an input's values are made on demand, where kernels read them; an output's written words
+    // are recorded (emulator.h, fill_on_demand and track_writes). Nothing on a GPU.
+    virtual void sample_values() {}
     // What to tell the learner when a write lands in this buffer's guard zones ("only thread 0
     // of the last pass should write, and only out[0]").
     void on_overrun(std::string advice) { overrun_advice_ = std::move(advice); }
@@ -101,6 +105,10 @@ bool exact_inputs(const Problem& p);
 bool spare_outputs(const Problem& p);
 // Under the emulator: accesses outside [p, p + bytes) are reported at the learner's line, and
 // reports name the array ("workspace[257]", elements of `element_bytes`).
+// Under emulation (emulator.h): [p, p + bytes) made on demand by `make`, or its writes recorded.
+void make_on_demand(void* p, std::size_t bytes,
+                    std::function<void(std::size_t offset, std::size_t bytes, void* dst)> make);
+void track_writes(void* p, std::size_t bytes);
 void mark_extent(const void* p, std::size_t bytes, const std::string& name,
                  std::size_t element_bytes);
 
@@ -159,6 +167,11 @@ class Input : public Buffer {
                        gen, base);
             DEV_CHECK(cudaGetLastError());
         };
+#ifdef CUDALINGS_EMULATOR
+        make_ = [gen](T* data, u64 first, u64 count, u64 base) {
+            for (u64 i = 0; i < count; ++i) data[i] = gen(base, first + i);
+        };
+#endif
         count_ = [gen](const T* data, u64 count, u64 base, cudaStream_t s) {
             unsigned long long* c = detail::new_counter(s);
             KIT_LAUNCH(detail::count_changed_kernel, detail::grid_for(count), 256, 0, s, data,
@@ -186,6 +199,16 @@ class Input : public Buffer {
         mem_.fill_guards(s);
     }
     u64 changed(cudaStream_t s) const override { return count_(get(), n_, base_, s); }
+    void sample_values() override {
+#ifdef CUDALINGS_EMULATOR
+        if (!n_) return;
+        detail::make_on_demand(mem_.data(), n_ * sizeof(T),
+                               [this](std::size_t offset, std::size_t bytes, void* dst) {
+                                   make_(static_cast<T*>(dst), offset / sizeof(T),
+                                         bytes / sizeof(T), base_);
+                               });
+#endif
+    }
     GuardHit check_guards(cudaStream_t s) const override { return mem_.check(s); }
 
   private:
@@ -201,6 +224,9 @@ class Input : public Buffer {
     GuardedBytes mem_;
     std::function<void(T*, u64, u64, cudaStream_t)> fill_;
     std::function<u64(const T*, u64, u64, cudaStream_t)> count_;
+#ifdef CUDALINGS_EMULATOR
+    std::function<void(T*, u64, u64, u64)> make_;  // elements [first, first + count), on the host
+#endif
 };
 
 // An output of n 4-byte elements (float, unsigned, int), poisoned before every call.
@@ -211,6 +237,7 @@ class OutputBytes : public Buffer {
     GuardHit check_guards(cudaStream_t s) const override { return mem_.check(s); }
     std::uint64_t fingerprint(cudaStream_t s) const override;
     u64 size() const { return n_; }
+    void sample_values() override;
 
   protected:
     unsigned char* data(Side side) const;

@@ -41,6 +41,22 @@ CompareCounts* new_counts(cudaStream_t s) {
     return counts;
 }
 
+namespace {
+std::function<bool(const void*, ElementRanges*)>& sampled_provider() {
+    static std::function<bool(const void*, ElementRanges*)> provider;
+    return provider;
+}
+}  // namespace
+
+bool sampled_ranges(const void* got, ElementRanges* out) {
+    const auto& provider = sampled_provider();
+    return provider && provider(got, out);
+}
+
+void set_sampled_ranges(std::function<bool(const void*, ElementRanges*)> ranges) {
+    sampled_provider() = std::move(ranges);
+}
+
 Comparison finish_counts(CompareCounts* counts, u64 n, cudaStream_t s) {
     dev::sync_stream(s);
     CompareCounts out;

@@ -28,6 +28,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -104,11 +105,22 @@ class Problem {
     u64 inputs_ = 0;
 };
 
+// `static constexpr bool kSampledValues = true;` in a problem: every output element is judged
+// from the inputs alone (its compare reads no expect()ed array and no other output), so under
+// emulation the outputs a sampled block writes at the sizes too large to emulate whole can be
+// judged, with the inputs made where they are read (docs/emulator.md).
+template <typename P, typename = void>
+struct declares_sampled_values : std::false_type {};
+template <typename P>
+struct declares_sampled_values<P, std::void_t<decltype(P::kSampledValues)>>
+    : std::bool_constant<P::kSampledValues> {};
+
 struct ProblemInfo {
     std::string name, symbol;
     std::vector<Case> (*cases)() = nullptr;
     std::vector<Case> (*timed)() = nullptr;
     Advice advice;
+    bool sampled_values = false;  // declares_sampled_values
     std::function<std::unique_ptr<Problem>(const Case&, const Setup&)> make;
 };
 
@@ -120,6 +132,7 @@ ProblemInfo describe() {
     info.cases = &P::cases;
     info.timed = &P::timed;
     info.advice = P::advice();
+    info.sampled_values = declares_sampled_values<P>::value;
     info.make = [](const Case& c, const Setup& s) -> std::unique_ptr<Problem> {
         return std::make_unique<P>(c, s);
     };

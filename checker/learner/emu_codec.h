@@ -94,19 +94,75 @@ inline std::string pack(const cudalings_emu::Marks& m) {
     w.u64(m.bytes);
     w.u64(m.element);
     w.text(m.name);
+    for (std::size_t v : {m.on_demand_offset, m.on_demand_bytes, m.tracked_offset, m.tracked_bytes})
+        w.u64(v);
     return w.bytes();
 }
 
 inline bool unpack(const std::string& bytes, cudalings_emu::Marks& m) {
     Reader r(bytes);
-    std::uint64_t offset = 0, size = 0, element = 0;
+    std::uint64_t offset = 0, size = 0, element = 0, sampled[4] = {};
     cudalings_emu::Marks got;
-    if (!r.u64(offset) || !r.u64(size) || !r.u64(element) || !r.text(got.name, 256) || !r.done())
+    if (!r.u64(offset) || !r.u64(size) || !r.u64(element) || !r.text(got.name, 256))
         return false;
+    for (std::uint64_t& v : sampled)
+        if (!r.u64(v)) return false;
+    if (!r.done()) return false;
     got.offset = offset;
     got.bytes = size;
     got.element = element;
+    got.on_demand_offset = sampled[0];
+    got.on_demand_bytes = sampled[1];
+    got.tracked_offset = sampled[2];
+    got.tracked_bytes = sampled[3];
     m = got;
+    return true;
+}
+
+// The words a call's kernels wrote in the learner's tracked ranges (emulator.h, written_words):
+// per range, its address in device memory and its [first, end) word ranges; and how many
+// launches, memsets and copies its emulator skipped after the sample changed memory (then the
+// outputs are half made, and not judged). Claims: a learner's process can hide its writes this
+// way, as it can lift its emulator's protection (docs/emulator.md: a known limit of emulated
+// grades).
+struct Written {
+    std::vector<std::pair<std::uint64_t, std::vector<std::pair<std::size_t, std::size_t>>>> outputs;
+    std::uint64_t skips = 0;
+};
+
+inline std::string pack(const Written& written) {
+    Writer w;
+    w.u64(written.skips);
+    w.u64(written.outputs.size());
+    for (const auto& [address, ranges] : written.outputs) {
+        w.u64(address);
+        w.u64(ranges.size());
+        for (const auto& [lo, hi] : ranges) {
+            w.u64(lo);
+            w.u64(hi);
+        }
+    }
+    return w.bytes();
+}
+
+inline bool unpack(const std::string& bytes, Written& written) {
+    Reader r(bytes);
+    std::uint64_t count = 0;
+    Written got;
+    if (!r.u64(got.skips) || !r.u64(count) || count > 4096) return false;
+    for (std::uint64_t k = 0; k < count; ++k) {
+        std::uint64_t address = 0, n = 0;
+        if (!r.u64(address) || !r.u64(n) || n > (std::uint64_t{1} << 26)) return false;
+        std::vector<std::pair<std::size_t, std::size_t>> ranges;
+        for (std::uint64_t i = 0; i < n; ++i) {
+            std::uint64_t lo = 0, hi = 0;
+            if (!r.u64(lo) || !r.u64(hi) || hi < lo) return false;
+            ranges.emplace_back(lo, hi);
+        }
+        got.outputs.emplace_back(address, std::move(ranges));
+    }
+    if (!r.done()) return false;
+    written = std::move(got);
     return true;
 }
 

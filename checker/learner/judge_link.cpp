@@ -159,6 +159,16 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
             if (returning) returning();
         } else if (back.kind == wire::Kind::Report) {
             r.reports.push_back(payload_);
+        } else if (back.kind == wire::Kind::Written) {
+            r.written = payload_;
+        } else if (back.kind == wire::Kind::Make) {
+            if (make_) make_(back.address, back.bytes);
+            wire::Message made;
+            made.kind = wire::Kind::Made;
+            if (!wire::send(socket_, made)) {
+                reap(false);
+                return false;
+            }
         } else if (back.kind == wire::Kind::Stuck) {
             r.stuck = payload_;
             return true;

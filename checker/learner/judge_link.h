@@ -80,7 +80,14 @@ class JudgeLink : public kit::remote::Lender {
         std::string fault;
         std::uint64_t fault_offset = 0;
         bool fault_in_step = false;
+        // Under the emulator, at a sampled size: the words its kernels wrote (emu_codec.h).
+        std::string written;
     };
+    // Under the emulator: makes the pages of values made on demand that the learner's process
+    // asks for during a call (Make), before it says Made.
+    void on_make(std::function<void(std::uint64_t address, std::uint64_t bytes)> make) {
+        make_ = std::move(make);
+    }
     // `returning` (when set) is called when the learner says its function returned and the
     // device's synchronisation begins. `setup` (the emulator's options, emu_codec.h) goes first.
     bool call(const kit::remote::CallMessage& m, Returned& r,
@@ -96,6 +103,7 @@ class JudgeLink : public kit::remote::Lender {
   private:
     bool receive(wire::Message& m);
     std::string payload_;  // of the last message received
+    std::function<void(std::uint64_t, std::uint64_t)> make_;
     void reap(bool wait);
     int socket_ = -1;
     pid_t pid_ = -1;

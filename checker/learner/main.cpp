@@ -200,6 +200,47 @@ void apply_setup(const std::string& bytes) {
     if (s.epoch != epoch) cudalings_emu::start_time_budget();
     epoch = s.epoch;
 }
+
+// The sampled sizes' values (emulator.h, fill_on_demand): the judge makes a page of inputs in
+// the memory both processes map; this process's emulator asks for it where a kernel reads it.
+void ask_judge_to_make(void* dst, std::size_t bytes) {
+    wire::Message m;
+    m.kind = wire::Kind::Make;
+    m.address = reinterpret_cast<std::uintptr_t>(dst);
+    m.bytes = bytes;
+    if (!wire::send(kSocket, m)) std::_Exit(3);
+    wire::Message made;
+    if (!wire::receive(kSocket, made) || made.kind != wire::Kind::Made) std::_Exit(3);
+}
+
+// The tracked outputs of the loans (their address), for Written after each call.
+std::map<std::uint32_t, std::uintptr_t>& tracked_outputs() {
+    static std::map<std::uint32_t, std::uintptr_t> t;
+    return t;
+}
+
+void register_sampled(std::uint32_t loan, std::uintptr_t p, const cudalings_emu::Marks& marks) {
+    if (marks.on_demand_bytes)
+        cudalings_emu::fill_on_demand(
+            reinterpret_cast<void*>(p + marks.on_demand_offset), marks.on_demand_bytes,
+            [](std::size_t, std::size_t count, void* dst) { ask_judge_to_make(dst, count); });
+    if (marks.tracked_bytes &&
+        cudalings_emu::track_writes(reinterpret_cast<void*>(p + marks.tracked_offset),
+                                    marks.tracked_bytes))
+        tracked_outputs()[loan] = p + marks.tracked_offset;
+}
+
+// Written: what the call's kernels wrote in the tracked outputs (none tracked: nothing sent).
+bool say_written() {
+    if (tracked_outputs().empty()) return true;
+    emu_codec::Written written;
+    written.skips = cudalings_emu::sample_skips();
+    for (const auto& [loan, p] : tracked_outputs())
+        written.outputs.emplace_back(p, cudalings_emu::written_words(reinterpret_cast<void*>(p)));
+    wire::Message m;
+    m.kind = wire::Kind::Written;
+    return wire::send_with(kSocket, m, emu_codec::pack(written));
+}
 #endif
 
 wire::Message reply(wire::Kind kind, int status = 0, const std::string& text = {}) {
@@ -324,14 +365,19 @@ int main(int argc, char** argv) {
             if (p) loans.add(m.loan, {p, m.bytes});
 #ifdef CUDALINGS_EMULATOR
             cudalings_emu::Marks marks;
-            if (p && !payload.empty() && emu_codec::unpack(payload, marks))
+            if (p && !payload.empty() && emu_codec::unpack(payload, marks)) {
                 cudalings_emu::mark_allocation(reinterpret_cast<void*>(p), marks);
+                register_sampled(m.loan, p, marks);
+            }
 #endif
             if (!say(r)) break;
         } else if (m.kind == wire::Kind::Unlend) {
             for (int fd : fds) ::close(fd);
             const Mapping gone = loans.take(m.loan);
             if (gone.bytes) lend::unmap(gone.address, gone.bytes);
+#ifdef CUDALINGS_EMULATOR
+            tracked_outputs().erase(m.loan);
+#endif
 #ifdef CUDALINGS_EMULATOR
         } else if (m.kind == wire::Kind::Setup) {
             apply_setup(payload);
@@ -391,6 +437,7 @@ int main(int argc, char** argv) {
                 report.kind = wire::Kind::Report;
                 if (!wire::send_with(kSocket, report, emu_codec::pack(found))) break;
             }
+            if (!say_written()) break;
 #endif
             if (!say(r)) break;
         } else {

@@ -15,10 +15,15 @@
 //                      Stuck     (emulator) a CUDA thread that never ends; the process ends
 //                      Fault     (emulator) host code touched device memory: what, in text;
 //                                the process ends with SIGSEGV right after
+//                      Make      (emulator) a sampled kernel reads input values not made yet:
+//                                the judge makes the pages at `address`, `bytes`, and says Made
+//                      Written   (emulator) the words the call's kernels wrote in the tracked
+//                                outputs (emu_codec.h), before Returned
 //   judge -> learner   Lend      one allocation, its descriptor attached (emulator: its marks)
 //                      Unlend    an allocation the judge frees: unmapped (no reply)
 //                      Setup     (emulator) the options of the next call (no reply)
 //                      Call      a packed call (remote_call.h)
+//                      Made      the pages asked for are made
 //                      Quit
 // A message may carry a payload of bytes (emu_codec.h), sent right after it in pieces.
 #pragma once
@@ -44,7 +49,10 @@ enum class Kind : std::uint32_t {
     Setup,
     Report,
     Stuck,
-    Fault
+    Fault,
+    Make,
+    Made,
+    Written
 };
 
 struct Message {

@@ -171,14 +171,18 @@ std::vector<kit::Case> Driver::launch_only_cases(kit::u64 large_n, kit::u64 time
     return out;
 }
 
-void Driver::launch_only(const kit::Case& c, void* fn, kit::u64 seed,
-                         const std::function<void()>& at_call) {
+std::unique_ptr<kit::Problem> Driver::launch_only(const kit::Case& c, void* fn, kit::u64 seed,
+                                                  bool sampled_values,
+                                                  const std::function<void()>& at_call) {
     kit::Setup setup;
     setup.stream = stream_;
     setup.seed = seed;
     std::unique_ptr<kit::Problem> p = problem_.make(c, setup);
+    if (sampled_values)
+        for (kit::Buffer* b : p->buffers()) b->sample_values();
     if (at_call) at_call();
     call([&] { return p->call(fn, kit::Side::Learner); });
+    return p;
 }
 
 void Driver::call(const std::function<cudaError_t()>& f) {

@@ -44,13 +44,16 @@ class Driver {
     // Runs one case of the step `fn`. Throws LearnerError when the step's call fails.
     cudalings::CaseResult run_case(int index, const kit::Case& c, void* fn, kit::u64 seed,
                                    bool exact_inputs);
-    // One call of `fn` on a case whose buffers are made and never filled or judged: under the
-    // emulator's dry mode, its launches are checked and not run (or run a sample of their
-    // blocks). `at_call` runs after the buffers are made, right before the call. Throws
-    // LearnerError when the step's call fails (a launch the GPU would refuse: a grid dimension
-    // over its limit; an access out of bounds in a sampled block).
-    void launch_only(const kit::Case& c, void* fn, kit::u64 seed,
-                     const std::function<void()>& at_call);
+    // One call of `fn` on a case whose buffers are made and never filled: under the emulator's
+    // dry mode, its launches are checked and not run (or run a sample of their blocks). With
+    // `sampled_values` (a problem that declares kSampledValues), its inputs are made where they
+    // are read and its outputs' written words recorded, for the caller to judge. `at_call` runs
+    // after the buffers are made, right before the call. Returns the problem, after the call.
+    // Throws LearnerError when the step's call fails (a launch the GPU would refuse: a grid
+    // dimension over its limit; an access out of bounds in a sampled block).
+    std::unique_ptr<kit::Problem> launch_only(const kit::Case& c, void* fn, kit::u64 seed,
+                                              bool sampled_values,
+                                              const std::function<void()>& at_call);
     // Times `fn` (and `reference`, when not null) on a timed case.
     cudalings::TimingResult time_case(const kit::Case& c, void* fn, void* reference, kit::u64 seed,
                                       std::size_t l2_bytes, const std::function<void()>& tick);

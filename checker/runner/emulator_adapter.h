@@ -36,6 +36,8 @@ struct CaseInProgress {
     std::uint64_t epoch = 0;  // counts cases: the learner's process starts its time budget
     std::chrono::steady_clock::time_point started;
     std::vector<cudalings_emu::Diagnostic> learner_findings;
+    // The judge split, at a sampled size: the words the learner's kernels wrote (its claim).
+    cudalings::emu_codec::Written learner_written;
 };
 inline CaseInProgress& case_in_progress() {
     static CaseInProgress c;
@@ -46,6 +48,22 @@ inline CaseInProgress& case_in_progress() {
 inline void on_stuck(void (*handler)(const cudalings_emu::Diagnostic&)) {
     case_in_progress().stuck = handler;
     cudalings_emu::set_stuck_handler(handler);
+}
+
+// The words written in the tracked output at `got` by the last call's kernels: this process's
+// emulator's record, or (the judge split) what the learner's process said.
+inline std::vector<std::pair<std::size_t, std::size_t>> written_words(const void* got,
+                                                                      bool split) {
+    if (!split) return cudalings_emu::written_words(got);
+    for (const auto& [address, ranges] : case_in_progress().learner_written.outputs)
+        if (address == reinterpret_cast<std::uintptr_t>(got)) return ranges;
+    return {};
+}
+
+// Launches, memsets and copies skipped after a sample changed memory, in the last call: this
+// process's emulator's count, or (the judge split) the learner's process's.
+inline std::uint64_t sample_skips(bool split) {
+    return split ? case_in_progress().learner_written.skips : cudalings_emu::sample_skips();
 }
 
 // What this process's emulator found, then what the learner's reported, since the last time.
@@ -131,6 +149,14 @@ inline void connect_learner(Split& split) {
                 if (d.kind != "slow" || (budget > 0 && spent >= 0.9 * budget))
                     case_in_progress().learner_findings.push_back(std::move(d));
         }
+    };
+    e.make = [](std::uint64_t address, std::uint64_t bytes) {
+        cudalings_emu::make_on_demand(reinterpret_cast<const void*>(address), bytes);
+    };
+    e.written = [](const std::string& bytes) {
+        auto& written = case_in_progress().learner_written;
+        written = {};
+        if (!bytes.empty() && !cudalings::emu_codec::unpack(bytes, written)) written = {};
     };
     e.stuck = [](const std::string& bytes) {
         std::vector<cudalings_emu::Diagnostic> found;

@@ -368,8 +368,93 @@ std::string launch_only_name(const std::vector<kit::Case>& sizes) {
     return name;
 }
 
+// At most `cap` of the elements in `ranges`, spread over all of them: whole ranges when they fit,
+// else the two ends of each (a block's first and last elements), else every k-th range's first
+// two. A judge that reads its inputs all over (a scatter's inverse) makes a page of them per
+// element: the cap keeps that to a few MiB.
+kit::detail::ElementRanges spread(const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
+                                  kit::u64 cap) {
+    kit::detail::ElementRanges out;
+    kit::u64 total = 0;
+    for (const auto& [lo, hi] : ranges) total += hi - lo;
+    if (total <= cap) {
+        for (const auto& [lo, hi] : ranges) out.emplace_back(lo, hi);
+        return out;
+    }
+    const kit::u64 count = ranges.size();
+    if (count * 4 <= cap) {
+        const kit::u64 half = cap / (2 * count);
+        for (const auto& [lo, hi] : ranges) {
+            if (hi - lo <= 2 * half) {
+                out.emplace_back(lo, hi);
+                continue;
+            }
+            out.emplace_back(lo, lo + half);
+            out.emplace_back(hi - half, hi);
+        }
+        return out;
+    }
+    const kit::u64 step = (count + cap / 2 - 1) / (cap / 2);
+    for (kit::u64 k = 0; k < count; k += step) {
+        const auto& [lo, hi] = ranges[k];
+        out.emplace_back(lo, std::min<kit::u64>(hi, lo + 2));
+    }
+    if ((count - 1) % step) out.emplace_back(ranges.back().first, ranges.back().second);
+    return out;
+}
+constexpr kit::u64 kSampleJudged = 16384;  // elements judged per output, at most
+
+// A sampled_values problem's outputs after its sampled call: the elements the sampled blocks
+// wrote, judged as at every other size (the inputs they need made where they are read). Only
+// when every launch of the call ran its sample (a later launch, memset or copy skipped because
+// the sample had changed memory leaves the outputs half made: nothing is judged then). Returns
+// the number of elements judged; a WRONG outcome fills `result`.
+kit::u64 judge_sample(kit::Problem& p, const kit::Case& c, const cudalings_emu::Options& before,
+                      bool split, CaseResult& result) {
+    if (runner::sample_skips(split) != 0) return 0;
+    cudalings_emu::Options judging = before;
+    judging.dry = false;
+    judging.check = judging.explain = false;
+    judging.sample_blocks = 0;
+    // The judge's own kernels: no time limit (they fault in the pages of inputs they read, one
+    // at a time, where a gather reads them all over).
+    judging.time_limit_seconds = 0;
+    cudalings_emu::set_options(judging);
+    kit::u64 judged = 0;
+    kit::detail::set_sampled_ranges([&](const void* got, kit::detail::ElementRanges* out) {
+        *out = spread(runner::written_words(got, split), kSampleJudged);
+        for (const auto& [lo, hi] : *out) judged += hi - lo;
+        return true;
+    });
+    kit::Outcome o;
+    try {
+        o = p.judge();
+    } catch (...) {
+        kit::detail::set_sampled_ranges(nullptr);
+        throw;
+    }
+    kit::detail::set_sampled_ranges(nullptr);
+    if (o.pass()) return judged;
+    runner::fill(result, o);
+    result.n = c.n();
+    result.size = c.shape.text();
+    result.rows = c.shape.two_d ? c.shape.rows : 0;
+    result.cols = c.shape.two_d ? c.shape.cols : 0;
+    result.detail = "at " + c.shape.text() +
+                    (c.params.label().empty() ? "" : ", " + c.params.label()) +
+                    " only (every smaller case passed): a size too large to emulate whole, where "
+                    "a few blocks of each launch ran; the elements they wrote were judged (" +
+                    std::to_string(result.checked) + " of " + std::to_string(c.n()) +
+                    "), with the inputs they read made as at every other size. Right at the "
+                    "smaller sizes and wrong here: look for what changes with the size (an index "
+                    "or a count in 32 bits, a test against a fixed size, a grid or loop bound "
+                    "sized for the small cases)" +
+                    (result.detail.empty() ? "" : "\n" + result.detail);
+    return judged;
+}
+
 void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, int index, void* fn,
-                 kit::u64 seed) {
+                 kit::u64 seed, bool sampled_values, bool split) {
     CaseResult result;
     result.index = index;
     result.name = launch_only_name(sizes);
@@ -394,11 +479,15 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
         "(the values at these sizes are a GPU's to check)";
     std::vector<cudalings_emu::Diagnostic> found;
     const kit::Case* out_of_bounds_at = nullptr;
+    kit::u64 judged = 0;
+    bool wrong = false;
     for (const auto& c : sizes) {
         bool stop = false;
         cudalings_emu::set_options(dry);
+        std::unique_ptr<kit::Problem> p;
         try {
-            driver.launch_only(c, fn, seed, [&] { cudalings_emu::set_options(sampled); });
+            p = driver.launch_only(c, fn, seed, sampled_values,
+                                   [&] { cudalings_emu::set_options(sampled); });
         } catch (const runner::LearnerError& e) {
             result.verdict = Verdict::Crash;
             result.reason = dev::error_name(e.code);
@@ -414,11 +503,24 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
             result.reason = std::string("not checked: ") + e.what();
             stop = true;
         }
-        cudalings_emu::set_options(dry);
         auto now = runner::take_findings();
         const bool out_of_bounds = std::any_of(
             now.begin(), now.end(), [](const auto& d) { return d.kind == "out-of-bounds"; });
         found.insert(found.end(), now.begin(), now.end());
+        if (p && !stop && !out_of_bounds) {
+            try {
+                judged += judge_sample(*p, c, before, split, result);
+                wrong = result.verdict == Verdict::Wrong;
+            } catch (const dev::Error& e) {  // the emulator's own memory, say: no verdict
+                result.verdict = Verdict::Skipped;
+                result.reason = std::string("not checked: ") + e.what();
+                stop = true;
+            }
+            runner::take_findings();  // the judge's own kernels' (none: checks are off)
+        }
+        cudalings_emu::set_options(dry);
+        p.reset();
+        if (wrong) break;
         if (out_of_bounds) {
             out_of_bounds_at = &c;
             result.verdict = Verdict::Pass;  // the finding decides (MEMORY_ERROR)
@@ -434,6 +536,12 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
         }
     }
     runner::attach_emulator_findings(result, found);
+    if (result.verdict == Verdict::Pass && !out_of_bounds_at && sampled_values && judged)
+        result.detail =
+            "each launch of your step at these sizes was checked against a GPU's limits (grid and "
+            "block dimensions, shared memory), and a few of its blocks ran with bounds checks on; "
+            "the elements they wrote have the right values (" + std::to_string(judged) +
+            " judged)";
     if (out_of_bounds_at) {
         const kit::Case& c = *out_of_bounds_at;
         result.detail =
@@ -497,7 +605,7 @@ int check(const CheckArgs& args) {
     if (args.large_n) launch_sizes = driver.launch_only_cases(args.large_n, args.timed_size);
 #endif
     const int total = static_cast<int>(cases.size() + (launch_sizes.empty() ? 0 : 1));
-    emit(event_json(CasesEvent{total, problem->name, problem->advice}));
+    emit(event_json(CasesEvent{total, problem->name, problem->advice, problem->sampled_values}));
     bool all_passed = true;
     bool values_passed = true;  // every case passed, or the larger one was too slow to emulate
     // --larger only: the larger sizes alone, as if every smaller case had passed (the checker
@@ -627,7 +735,8 @@ int check(const CheckArgs& args) {
     if (!launch_sizes.empty() && args.larger != "defer") {
         const int index = static_cast<int>(cases.size());
         if (values_passed && (args.first_case == 0 || args.larger == "only"))
-            launch_only(driver, launch_sizes, index, fn, args.seed);
+            launch_only(driver, launch_sizes, index, fn, args.seed, problem->sampled_values,
+                        step.split != nullptr);
         else
             emit_not_run(index, launch_only_name(launch_sizes), launch_sizes.back());
     }

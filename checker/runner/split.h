@@ -62,8 +62,15 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
         std::function<std::string(const void* allocation)> marks;
         std::function<void(const std::vector<std::string>& reports, double seconds)> reports;
         std::function<void(const std::string& stuck)> stuck;
+        // The sampled sizes' values (emulator.h, fill_on_demand): pages the learner's process
+        // asks to be made, and the words its kernels wrote in the tracked outputs.
+        std::function<void(std::uint64_t address, std::uint64_t bytes)> make;
+        std::function<void(const std::string& written)> written;
     };
-    void emulated(Emulated e) { emulated_ = std::move(e); }
+    void emulated(Emulated e) {
+        emulated_ = std::move(e);
+        link_.on_make(emulated_.make);
+    }
     // Whether the learner's context still works after the last call (no sticky error).
     bool learner_context_ok() const { return context_ok_; }
     const cudalings::LearnerState& state() const { return link_.state(); }

@@ -22,6 +22,7 @@ class VectorAdd : public Problem {
   public:
     static constexpr const char* kName = "vector_add";
     static constexpr const char* kSymbol = "vector_add";
+    static constexpr bool kSampledValues = true;  // c[i] from a[i] and b[i] alone
     static std::vector<Case> cases() { return ladder({dist::uniform, dist::wide, dist::large}); }
     static std::vector<Case> timed() { return {Case::of(kTimedSize, dist::uniform)}; }
 

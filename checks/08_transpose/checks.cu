@@ -120,6 +120,7 @@ class Transpose : public Problem {
   public:
     static constexpr const char* kName = "transpose";
     static constexpr const char* kSymbol = "transpose";
+    static constexpr bool kSampledValues = true;  // out[c·rows + r] from in[r·cols + c] alone
     static std::vector<Case> cases() {
         std::vector<Case> out;
         // Coordinates (which must fit: both sides at most 4096), or values with specials.
@@ -214,8 +215,8 @@ class Transpose : public Problem {
     // Which output rows hold the wrong elements, in the words of a matrix.
     std::string where_wrong(const Comparison& cmp) const {
         const u64 a = cmp.first / rows(), b = cmp.last / rows();
-        std::string s =
-            std::to_string(cmp.wrong) + " of " + std::to_string(n()) + " output elements are wrong";
+        std::string s = std::to_string(cmp.wrong) + " of " + std::to_string(cmp.checked) +
+                        " output elements " + (cmp.checked < n() ? "judged " : "") + "are wrong";
         if (cmp.unwritten == cmp.wrong)
             s += " (never written)";
         else if (cmp.unwritten)
@@ -418,6 +419,7 @@ struct Scattered {  // out[index[i]] = in[i], so out[j] = in[i] with index[i] = 
 // What both index problems have: in, index, out.
 class IndexProblem : public Problem {
   public:
+    static constexpr bool kSampledValues = true;  // each out element from in and index alone
     IndexProblem(const Case& c, const Setup& s)
         : Problem(c, s),
           in_(*this, "in", n(), values_of(c)),

@@ -170,6 +170,8 @@ struct EvolvedOffTileEdges {
 // call.
 class StencilProblem : public Problem {
   public:
+    // out[i] from the inputs in its window alone (and the weights, the case's own)
+    static constexpr bool kSampledValues = true;
     StencilProblem(const Case& c, const Setup& s)
         : Problem(c, s),
           in_(*this, "in", n(), c.dist),

@@ -100,8 +100,15 @@ Protection& protection() {
 }
 void set_access(const Allocation& a, bool open) {
     if (a.host || a.freed) return;
-    ::mprotect(reinterpret_cast<void*>(a.begin), a.mapped,
-               open ? PROT_READ | PROT_WRITE : PROT_NONE);
+    const int prot = open ? PROT_READ | PROT_WRITE : PROT_NONE;
+    std::uintptr_t lo = 0, hi = 0;
+    if (a.sampled && on_demand_span(a, &lo, &hi)) {  // its pages keep their own protection
+        if (lo > a.begin) ::mprotect(reinterpret_cast<void*>(a.begin), lo - a.begin, prot);
+        if (a.begin + a.mapped > hi)
+            ::mprotect(reinterpret_cast<void*>(hi), a.begin + a.mapped - hi, prot);
+        return;
+    }
+    ::mprotect(reinterpret_cast<void*>(a.begin), a.mapped, prot);
 }
 void set_all_access(bool open) {
     for (auto& [begin, a] : the_arena().allocations) set_access(*a, open);
@@ -173,6 +180,7 @@ cudaError_t release(void* p, bool host, const std::string& where) {
         return set_error(cudaErrorInvalidValue);
     }
     Allocation& al = *it->second;
+    if (al.sampled) forget_sampled(al);
     al.freed = true;
     al.freed_where = where;
     ::madvise(p, al.mapped, MADV_DONTNEED);
@@ -276,10 +284,13 @@ cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
                                        : ""));
         return set_error(cudaErrorInvalidValue);
     }
-    if (!(opts().dry && is_dev(s) && is_dev(d)))
+    if (!(opts().dry && is_dev(s) && is_dev(d))) {
+        if (is_dev(s)) made_on_demand(src, bytes);
         std::memmove(dst, src, bytes);
-    else if (bytes)
+    } else if (bytes) {
         rt().sample_intact = false;  // the destination is not what it would be
+        if (opts().sample_blocks) ++rt().sample_skips;
+    }
     return cudaSuccess;
 }
 
@@ -450,8 +461,10 @@ CUDALINGS_EMU_API cudaError_t cudaMemset(void* p, int value, size_t bytes) {
     DeviceAccess access;
     if (!opts().dry)
         std::memset(p, value, bytes);
-    else if (bytes && (value & 0xff) != 0)
+    else if (bytes && (value & 0xff) != 0) {
         rt().sample_intact = false;  // the memory stays 0, which a sample would read
+        if (opts().sample_blocks) ++rt().sample_skips;
+    }
     return cudaSuccess;
 }
 CUDALINGS_EMU_API cudaError_t cudaMemsetAsync(void* p, int value, size_t bytes, cudaStream_t) {
@@ -807,6 +820,7 @@ bool cudalings_emu::allocation_marks(const void* p, Marks* out) {
     }
     out->element = al->element;
     if (al->host_named) out->name = al->name;
+    if (al->sampled) sampled_marks(*al, out);
     return true;
 }
 

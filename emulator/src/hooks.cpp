@@ -1002,6 +1002,7 @@ void on_access(std::uintptr_t a, unsigned size, bool write, Access kind, const v
                 }
             }
             place.alloc = alloc;
+            if (alloc->sampled) sampled_access(*alloc, a, size, write, t);
             if (alloc->user_end && (a < alloc->user_begin || a + size > alloc->user_end)) {
                 std::size_t n = alloc->user_end - alloc->user_begin;
                 std::string where =

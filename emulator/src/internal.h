@@ -144,6 +144,11 @@ struct Thread {
     unsigned store_size = 0;
     bool store_global = false;  // not shared memory
     unsigned char store_before[16] = {};
+    // Its last store to a tracked range (sampled.cpp), recorded once it happened: a thread whose
+    // block a sample drops between the hook and the store wrote nothing.
+    const struct Allocation* sampled_alloc = nullptr;
+    std::uintptr_t sampled_at = 0;
+    unsigned sampled_size = 0;
     // Its last volatile or atomic read, and the progress count then (a repeat is a poll).
     std::uintptr_t poll_at = 0;
     std::uint64_t poll_progress = 0;
@@ -246,6 +251,9 @@ struct Runtime {
     std::uint64_t global_changes = 0;
     // Device memory is as dry mode leaves it: a launch may run a sample (Options::sample_blocks).
     bool sample_intact = false;
+    // Launches, memsets and copies skipped since set_options because a sample had begun to
+    // change memory (emulator.h, sample_skips).
+    std::uint64_t sample_skips = 0;
     std::uint64_t resumes = 0;  // fiber resumes so far
     // For the watchdog thread (watchdog.cpp): the resumes, and whether a kernel runs.
     std::atomic<std::uint64_t> heartbeat{0};
@@ -308,7 +316,26 @@ struct Allocation {
     // Made by the checker's kit for itself (cudalings_emu_checker_memory): never named by the
     // kit's allocating line, which means nothing to a learner.
     bool checker = false;
+    // Values at the sampled sizes (sampled.cpp): part of it is made on demand, or the words
+    // kernels store to are recorded.
+    bool sampled = false;
 };
+// sampled.cpp: an access by a kernel (or a copy) to an allocation marked `sampled`: pages made on
+// demand are made first, stores to a tracked range recorded. Forgotten with the allocation.
+// `t`: the CUDA thread that accesses (its store is recorded once it happened, settle_store),
+// null for a copy.
+void sampled_access(const Allocation& al, std::uintptr_t a, std::size_t size, bool write,
+                    Thread* t);
+void commit_sampled_store(Thread& t);
+void forget_sampled(const Allocation& al);
+// The pages of the allocation's values made on demand, [lo, hi): false when it has none. The
+// protection that opens and closes device memory around kernels leaves them alone.
+bool on_demand_span(const Allocation& al, std::uintptr_t* lo, std::uintptr_t* hi);
+// Its on-demand and tracked ranges, in `marks` (for the learner's process of the judge split).
+void sampled_marks(const Allocation& al, Marks* marks);
+// The bytes [p, p + bytes) about to be read by the emulator itself (a copy): pages made on
+// demand there are made first.
+void made_on_demand(const void* p, std::size_t bytes);
 // "workspace[257]" (or "byte 1028 of the 65796-byte allocation made at f.cu:12").
 std::string global_location(const Allocation& al, std::uintptr_t a);
 bool in_arena(std::uintptr_t a);
@@ -386,6 +413,7 @@ void on_launch_end();
 // its next access, barrier or collective, and when it ends.
 void canonicalize_poison(std::uintptr_t a, unsigned size);
 inline void settle_store(Thread& t) {
+    if (t.sampled_size) commit_sampled_store(t);
     if (!t.store_size) return;
     canonicalize_poison(t.store_at, t.store_size);
     if (std::memcmp(reinterpret_cast<const void*>(t.store_at), t.store_before, t.store_size) != 0) {

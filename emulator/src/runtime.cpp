@@ -119,7 +119,10 @@ void set_options(const Options& o) {
     rt().options = o;
     rt().options_read = true;
     rt().sample_intact = o.dry && o.sample_blocks > 0;
+    rt().sample_skips = 0;
 }
+
+std::uint64_t sample_skips() { return rt().sample_skips; }
 
 Statistics statistics() { return {rt().launches, rt().blocks_run, rt().threads_run}; }
 
@@ -662,6 +665,7 @@ void start_block(Block& b) {
         t.file = nullptr;
         t.line = 0;
         t.store_size = 0;
+        t.sampled_size = 0;
         t.poll_at = 0;
     }
     ++r.blocks_run;
@@ -1009,6 +1013,7 @@ void launch(const LaunchSite& site, const LaunchConfig& c, KernelBody body, void
     // Dry mode: checked, not run, or a sample of the blocks run while memory is as dry mode
     // leaves it (Options::sample_blocks).
     const bool sample = opts().dry && opts().sample_blocks > 0 && r.sample_intact;
+    if (opts().dry && opts().sample_blocks > 0 && !r.sample_intact) ++r.sample_skips;
     if (opts().dry && !sample) return;
     DeviceAccess access;  // device memory is open to the kernel (and closed to host code after)
     const std::size_t findings_before = pending_count();

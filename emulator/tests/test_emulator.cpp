@@ -127,6 +127,8 @@ TEST_CASE("a dry-mode sample finds an index that overflows only at 2^28 and noth
     }
     for (const auto& d : run("sem_sample_stops_after_a_change")) CHECK(d.severity != "error");
     CHECK(ran == 4);  // fill_ones's sample; the copy after it is not run
+    for (const auto& d : run("sem_sample_values")) CHECK(d.severity != "error");
+    CHECK(ran == 4);  // the first launch's sample; the second is skipped
     emu::set_options(before);
     use_options(true, false);
 }

@@ -4,7 +4,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #define CUDALINGS_EMU_API __attribute__((visibility("default")))
@@ -132,8 +134,32 @@ struct Marks {
     std::size_t offset = 0, bytes = 0;  // the extent, from the allocation's start (0, 0: none)
     std::size_t element = 0;
     std::string name;
+    // Values made on demand and words tracked (below), from the allocation's start (0: none):
+    // the learner's process registers its side itself (learner/main.cpp).
+    std::size_t on_demand_offset = 0, on_demand_bytes = 0;
+    std::size_t tracked_offset = 0, tracked_bytes = 0;
 };
 CUDALINGS_EMU_API bool allocation_marks(const void* p, Marks* out);
 CUDALINGS_EMU_API void mark_allocation(const void* p, const Marks& marks);
+
+// Values at the sampled sizes (docs/emulator.md, "Values at the sizes too large to emulate"):
+//   fill_on_demand: the bytes [p, p + bytes) of a device allocation are made by `fill(offset,
+//     count, dst)` (offset and count in bytes from p: whole 4 KiB pages, the last one short) the
+//     first time a kernel touches their page, or a copy reads it; nothing else of them is ever
+//     made. false when [p, p + bytes) is not inside one allocation.
+//   track_writes: from now on, the 4-byte words of [p, p + bytes) that kernels store to are
+//     recorded; written_words lists them as [first, end) word ranges from p, in order.
+//   Both end when the allocation is freed.
+//   sample_skips: the launches, memsets and copies skipped since set_options because an earlier
+//     sampled launch had changed memory (what a sample wrote may then not be the call's result).
+CUDALINGS_EMU_API bool fill_on_demand(
+    const void* p, std::size_t bytes,
+    std::function<void(std::size_t offset, std::size_t count, void* dst)> fill);
+CUDALINGS_EMU_API bool track_writes(const void* p, std::size_t bytes);
+CUDALINGS_EMU_API std::vector<std::pair<std::size_t, std::size_t>> written_words(const void* p);
+CUDALINGS_EMU_API std::uint64_t sample_skips();
+// The pages made on demand that [p, p + bytes) touches, made now (the judge, asked by the
+// learner's process, whose own fill_on_demand asks it: the bytes are shared).
+CUDALINGS_EMU_API void make_on_demand(const void* p, std::size_t bytes);
 
 }  // namespace cudalings_emu

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cudalings_emu/emulator.h"
 #include "device_vectors.cuh"
 
 namespace {
@@ -355,6 +356,55 @@ extern "C" int sem_sample_stops_after_a_change() {
     if (cudaDeviceSynchronize() != cudaSuccess) return 2;
     chunked_copy_int<<<64, 256>>>(x, y, n);
     if (cudaDeviceSynchronize() != cudaSuccess) return 3;
+    cudaFree(x);
+    cudaFree(y);
+    return 0;
+}
+
+// Values at the sampled sizes (emulator.h, fill_on_demand and track_writes): x is made on demand
+// (x[i] = i mod 1000 + 0.5), y's written words are recorded. The sampled blocks of y = 2x + 1
+// read x where it was made; what they wrote is right and nothing else was written; a page of x
+// no kernel touched is made when host code reads it (a fault the emulator answers) or a copy
+// does; the second launch is skipped (the first changed memory) and counted.
+__global__ void twice_plus_one(const float* x, float* y, unsigned long long n) {
+    const unsigned long long i = blockIdx.x * 256ull + threadIdx.x;
+    if (i < n) y[i] = 2.0f * x[i] + 1.0f;
+}
+extern "C" int sem_sample_values() {
+    const unsigned long long n = 1ull << 26;
+    float *x, *y;
+    if (cudaMalloc(&x, n * 4) != cudaSuccess || cudaMalloc(&y, n * 4) != cudaSuccess) return 1;
+    auto value = [](std::size_t i) { return static_cast<float>(i % 1000) + 0.5f; };
+    if (!cudalings_emu::fill_on_demand(x, n * 4, [&](std::size_t offset, std::size_t bytes,
+                                                    void* dst) {
+            for (std::size_t k = 0; k < bytes / 4; ++k)
+                static_cast<float*>(dst)[k] = value(offset / 4 + k);
+        }))
+        return 2;
+    if (!cudalings_emu::track_writes(y, n * 4)) return 3;
+    twice_plus_one<<<unsigned(n / 256), 256>>>(x, y, n);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 4;
+    const auto written = cudalings_emu::written_words(y);
+    if (written.size() != 4) return 5;  // four sampled blocks, none next to another
+    for (const auto& [lo, hi] : written) {
+        if (hi - lo != 256 || lo % 256) return 6;
+        std::vector<float> got(hi - lo);
+        if (cudaMemcpy(got.data(), y + lo, (hi - lo) * 4, cudaMemcpyDeviceToHost) != cudaSuccess)
+            return 7;
+        for (std::size_t i = lo; i < hi; ++i)
+            if (got[i - lo] != 2.0f * value(i) + 1.0f) return 8;
+    }
+    // A page of x in the middle, read by host code (not hooked: a fault, answered), then by a copy.
+    const std::size_t middle = n / 2 + 12345;
+    if (x[middle] != value(middle)) return 9;
+    float copied = 0;
+    if (cudaMemcpy(&copied, x + n / 3, 4, cudaMemcpyDeviceToHost) != cudaSuccess ||
+        copied != value(n / 3))
+        return 10;
+    if (cudalings_emu::sample_skips() != 0) return 11;
+    twice_plus_one<<<unsigned(n / 256), 256>>>(x, y, n);
+    if (cudaDeviceSynchronize() != cudaSuccess) return 12;
+    if (cudalings_emu::sample_skips() != 1 || cudalings_emu::written_words(y).size() != 4) return 13;
     cudaFree(x);
     cudaFree(y);
     return 0;
