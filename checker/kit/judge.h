@@ -129,6 +129,7 @@ __global__ void compare_kernel(const T* got, u64 n, G gen, CompareCounts* out) {
 
 // The elements of `count` ranges [bounds[2k], bounds[2k + 1]) only, a range per thread, each run
 // walked from its start (the sampled outputs under emulation, below).
+#ifdef CUDALINGS_EMULATOR
 template <typename T, typename G>
 __global__ void compare_ranges_kernel(const T* got, const u64* bounds, u64 count, G gen,
                                       CompareCounts* out) {
@@ -149,6 +150,7 @@ __global__ void compare_ranges_kernel(const T* got, const u64* bounds, u64 count
     }
     tally.merge_into(out);
 }
+#endif
 
 // Under emulation, at a size too large to emulate whole (runner/main.cu's launch-only case, for
 // a problem that declares kSampledValues): the [first, end) element ranges of `got` that the
@@ -194,6 +196,7 @@ Comparison compare(const T* got, u64 n, const G& generator, cudaStream_t s) {
     detail::CompareCounts* counts = detail::new_counts(s);
     u64 checked = n, window_end = n;
     detail::ElementRanges ranges;
+#ifdef CUDALINGS_EMULATOR  // the sampled sizes exist under emulation only
     if (detail::sampled_ranges(got, &ranges)) {
         std::vector<u64> bounds;
         checked = 0;
@@ -214,7 +217,9 @@ Comparison compare(const T* got, u64 n, const G& generator, cudaStream_t s) {
             DEV_CHECK(cudaGetLastError());
         }
         dev::sync_stream(s);
-    } else {
+    } else
+#endif
+    {
         const u64 runs = (n + Gen::kRun - 1) / Gen::kRun;
         KIT_LAUNCH(detail::compare_kernel, detail::grid_for(runs), 256, 0, s, got, n, gen, counts);
         DEV_CHECK(cudaGetLastError());
