@@ -7,68 +7,24 @@
 // When n % 4 != 0 the last quad is loaded and stored whole: up to 3 floats read past the end of
 // the input and written past the end of the output (and the cells past n hold x's neighbours
 // in memory instead of the boundary's values). The scalar tail never runs.
-#include "stencil.cuh"
-
-constexpr unsigned int kBlock = 256;
-constexpr unsigned int kCells = 4 * kBlock;  // a tile
-constexpr int kOff = kMaxRadius;             // s[kOff + k] = x[b0 + k]
-
-__device__ __forceinline__ float load(const float* __restrict__ x, long long i, size_t n,
-                                      int boundary) {
-    const long long len = static_cast<long long>(n);
-    if (i >= 0 && i < len) return x[i];
-    if (boundary == kZero) return 0.0f;
-    if (boundary == kClamp) return x[i < 0 ? 0 : len - 1];
-    return x[((i % len) + len) % len];
-}
-
-__global__ void __launch_bounds__(kBlock)
-    stencil_quad_kernel(const float* __restrict__ x, float* __restrict__ y, size_t n,
-                        const __grid_constant__ StencilWeights w, int radius, int boundary) {
-    __shared__ __align__(16) float s[kOff + kCells + kMaxRadius];
-    const int t = static_cast<int>(threadIdx.x);
-    const long long b0 = static_cast<long long>(blockIdx.x) * kCells;
-    const long long len = static_cast<long long>(n);
-    const long long q0 = b0 + 4 * t;  // this thread's quad: cells q0 .. q0 + 3
-
-    if (q0 < len) {  // BUG: the quad may stick out past n (q0 + 3 < len was meant)
-        reinterpret_cast<float4*>(s + kOff)[t] = reinterpret_cast<const float4*>(x)[q0 / 4];
-    } else {
-        for (int e = 0; e < 4; ++e) s[kOff + 4 * t + e] = load(x, q0 + e, n, boundary);
-    }
-    if (t < radius) s[kOff - radius + t] = load(x, b0 - radius + t, n, boundary);
-    const int r = t - (static_cast<int>(kBlock) - radius);  // 0 .. radius - 1 for the last threads
-    if (r >= 0) s[kOff + kCells + r] = load(x, b0 + kCells + r, n, boundary);
-    __syncthreads();
-
-    float o[4];
-    for (int e = 0; e < 4; ++e) {
-        float acc = 0.0f;
-        for (int j = -radius; j <= radius; ++j)
-            acc += w.w[radius + j] * s[kOff + 4 * t + e + j];
-        o[e] = acc;
-    }
-    if (q0 < len) {  // BUG: the same test on the store side
-        reinterpret_cast<float4*>(y)[q0 / 4] = make_float4(o[0], o[1], o[2], o[3]);
-    } else {
-        for (int e = 0; e < 4; ++e)
-            if (q0 + e < len) y[q0 + e] = o[e];
-    }
-}
-
-extern "C" cudaError_t stencil_1d(const float* in, float* out, size_t n, const float* weights,
-                                  int radius, int boundary, int steps, void* workspace,
-                                  size_t workspace_bytes, cudaStream_t stream) {
-    if (!stencil_arguments_valid(n, weights, radius, boundary, steps, workspace, workspace_bytes))
-        return cudaErrorInvalidValue;
-    const StencilWeights w = stencil_weights(weights, radius);
-    const unsigned int grid = static_cast<unsigned int>((n + kCells - 1) / kCells);
-    float* scratch = static_cast<float*>(workspace);
-    const float* src = in;
-    for (int s = 0; s < steps; ++s) {
-        float* dst = (steps - 1 - s) % 2 == 0 ? out : scratch;
-        stencil_quad_kernel<<<grid, kBlock, 0, stream>>>(src, dst, n, w, radius, boundary);
-        src = dst;
-    }
-    return cudaGetLastError();
-}
+// base: emulator/tests/submissions/09_stencil/pass_float4_shared_tile_scalar_tail.cu
+--- emulator/tests/submissions/09_stencil/pass_float4_shared_tile_scalar_tail.cu
++++ emulator/tests/submissions/09_stencil/fail_float4_last_quad_whole.cu
+@@ -22,7 +22,7 @@
+     const long long len = static_cast<long long>(n);
+     const long long q0 = b0 + 4 * t;  // this thread's quad: cells q0 .. q0 + 3
+ 
+-    if (q0 + 3 < len) {
++    if (q0 < len) {  // BUG: the quad may stick out past n (q0 + 3 < len was meant)
+         reinterpret_cast<float4*>(s + kOff)[t] = reinterpret_cast<const float4*>(x)[q0 / 4];
+     } else {
+         for (int e = 0; e < 4; ++e) s[kOff + 4 * t + e] = load(x, q0 + e, n, boundary);
+@@ -39,7 +39,7 @@
+             acc += w.w[radius + j] * s[kOff + 4 * t + e + j];
+         o[e] = acc;
+     }
+-    if (q0 + 3 < len) {
++    if (q0 < len) {  // BUG: the same test on the store side
+         reinterpret_cast<float4*>(y)[q0 / 4] = make_float4(o[0], o[1], o[2], o[3]);
+     } else {
+         for (int e = 0; e < 4; ++e)
