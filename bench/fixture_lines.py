@@ -136,9 +136,9 @@ def pairs_of(files):
 
 
 def count_pairs(rev):
-    texts = {name: text for _, _, name, text in files_at(rev)}
-    pairs = pairs_of(texts)
-    kind = {name: set_name for set_name, _, name, _ in files_at(rev)}
+    files = list(files_at(rev))
+    pairs = pairs_of({name: text for _, _, name, text in files})
+    kind = {name: set_name for set_name, _, name, _ in files}
     split = {"fixtures": 0, "corpus": 0, "across": 0}
     for a, b in pairs:
         split[kind[a] if kind[a] == kind[b] else "across"] += 1
