@@ -5,7 +5,7 @@ each other (at most a quarter):
 
     bench/fixture_lines.py [--rev REV] [--json] [--pairs]
 
-Counts checks/*/fixtures/*.cu (fixtures) and emulator/tests/submissions/*/*.cu (corpus), in the
+Counts checks/*/fixtures/*.cu (fixtures) and checks/*/corpus/*.cu (corpus), in the
 working tree or, with --rev, at a commit (git show, so two commits compare without a checkout).
 For each set: files, lines, header lines (the leading // block), and how many files are patches
 (checker/core/fixtures.h: the body starts with "--- "), with per-lesson lines. Prints a table, or
@@ -29,7 +29,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SETS = [("fixtures", "checks/*/fixtures/*.cu", 1), ("corpus", "emulator/tests/submissions/*/*.cu", 3)]
+SETS = [("fixtures", "checks/*/fixtures/*.cu", 1), ("corpus", "checks/*/corpus/*.cu", 1)]
 PAIR_LINES = 6
 PAIR_MOST_PLACES = 8
 # Words that keep their spelling in a line's shape (everything else that looks like a name is a

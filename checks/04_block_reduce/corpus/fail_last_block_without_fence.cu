@@ -5,9 +5,9 @@
 // Buggy: threadFenceReduction without the __threadfence() between a block's partial and its
 // atomicInc: the last block may count every other block as finished and still read a partial
 // whose store is not yet visible to it. Usually right on a GPU; a race all the same.
-// base: emulator/tests/submissions/04_block_reduce/pass_last_block_threadfence.cu
---- emulator/tests/submissions/04_block_reduce/pass_last_block_threadfence.cu
-+++ emulator/tests/submissions/04_block_reduce/fail_last_block_without_fence.cu
+// base: checks/04_block_reduce/corpus/pass_last_block_threadfence.cu
+--- checks/04_block_reduce/corpus/pass_last_block_threadfence.cu
++++ checks/04_block_reduce/corpus/fail_last_block_without_fence.cu
 @@ -1,7 +1,7 @@
  #include "block_reduce.cuh"
  

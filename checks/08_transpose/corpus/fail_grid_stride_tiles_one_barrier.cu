@@ -6,9 +6,9 @@
 // barrier per tile looks enough (it is, with one tile per block), but a block here walks several
 // tiles: a warp that finishes its store phase starts loading the next tile into cells that
 // slower warps are still reading as columns of the previous one.
-// base: emulator/tests/submissions/08_transpose/pass_2d_grid_stride_tiles.cu
---- emulator/tests/submissions/08_transpose/pass_2d_grid_stride_tiles.cu
-+++ emulator/tests/submissions/08_transpose/fail_grid_stride_tiles_one_barrier.cu
+// base: checks/08_transpose/corpus/pass_2d_grid_stride_tiles.cu
+--- checks/08_transpose/corpus/pass_2d_grid_stride_tiles.cu
++++ checks/08_transpose/corpus/fail_grid_stride_tiles_one_barrier.cu
 @@ -19,7 +19,7 @@
              __syncthreads();
              for (unsigned int y = threadIdx.y; y < kTile; y += kRows)

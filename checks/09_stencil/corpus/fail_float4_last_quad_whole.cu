@@ -7,9 +7,9 @@
 // When n % 4 != 0 the last quad is loaded and stored whole: up to 3 floats read past the end of
 // the input and written past the end of the output (and the cells past n hold x's neighbours
 // in memory instead of the boundary's values). The scalar tail never runs.
-// base: emulator/tests/submissions/09_stencil/pass_float4_shared_tile_scalar_tail.cu
---- emulator/tests/submissions/09_stencil/pass_float4_shared_tile_scalar_tail.cu
-+++ emulator/tests/submissions/09_stencil/fail_float4_last_quad_whole.cu
+// base: checks/09_stencil/corpus/pass_float4_shared_tile_scalar_tail.cu
+--- checks/09_stencil/corpus/pass_float4_shared_tile_scalar_tail.cu
++++ checks/09_stencil/corpus/fail_float4_last_quad_whole.cu
 @@ -22,7 +22,7 @@
      const long long len = static_cast<long long>(n);
      const long long q0 = b0 + 4 * t;  // this thread's quad: cells q0 .. q0 + 3

@@ -7,9 +7,9 @@
 // never does. Today's GPUs start blocks in index order, so it usually passes there; the
 // emulator starts them shuffled, four at a time, and reports the wait for a block that has not
 // started.
-// base: emulator/tests/submissions/07_compact/pass_lookback_atomic_ref_direct_scatter.cu
---- emulator/tests/submissions/07_compact/pass_lookback_atomic_ref_direct_scatter.cu
-+++ emulator/tests/submissions/07_compact/fail_lookback_tile_from_block_index.cu
+// base: checks/07_compact/corpus/pass_lookback_atomic_ref_direct_scatter.cu
+--- checks/07_compact/corpus/pass_lookback_atomic_ref_direct_scatter.cu
++++ checks/07_compact/corpus/fail_lookback_tile_from_block_index.cu
 @@ -36,7 +36,8 @@
      __shared__ unsigned int s_tile, s_prefix;
      __shared__ unsigned int s_warp[kWarps];

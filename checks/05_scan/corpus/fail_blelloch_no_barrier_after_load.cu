@@ -8,9 +8,9 @@
 // slots 2t and 2t + 1 right after the loads, with no barrier, and those slots were loaded by
 // threads 2t and 2t + 1 (or t + 256 ...), mostly of another warp. Usually right on a GPU (the
 // loads of a warp are issued long before), a race all the same.
-// base: emulator/tests/submissions/05_scan/pass_blelloch_gems_shift_left.cu
---- emulator/tests/submissions/05_scan/pass_blelloch_gems_shift_left.cu
-+++ emulator/tests/submissions/05_scan/fail_blelloch_no_barrier_after_load.cu
+// base: checks/05_scan/corpus/pass_blelloch_gems_shift_left.cu
+--- checks/05_scan/corpus/pass_blelloch_gems_shift_left.cu
++++ checks/05_scan/corpus/fail_blelloch_no_barrier_after_load.cu
 @@ -15,8 +15,7 @@
      temp[bi + CONFLICT_FREE_OFFSET(bi)] = base + bi < n ? in[base + bi] : 0.0f;
  

@@ -7,9 +7,9 @@
 // real load, but it does not order the two stores for another SM: the successor can see the
 // flag and read the old prefix (the NaN the workspace held). Almost always right on a GPU; the
 // plain read of the prefix races with the predecessor's plain store.
-// base: emulator/tests/submissions/05_scan/pass_chained_atomic_ref_release_acquire.cu
---- emulator/tests/submissions/05_scan/pass_chained_atomic_ref_release_acquire.cu
-+++ emulator/tests/submissions/05_scan/fail_chained_two_words_no_fence.cu
+// base: checks/05_scan/corpus/pass_chained_atomic_ref_release_acquire.cu
+--- checks/05_scan/corpus/pass_chained_atomic_ref_release_acquire.cu
++++ checks/05_scan/corpus/fail_chained_two_words_no_fence.cu
 @@ -1,13 +1,9 @@
 -#include <cuda/atomic>
 -

@@ -6,9 +6,9 @@
 // counter plainly afterwards (`if (*finished == kGrid)`) instead of using the value atomicAdd
 // returned: the plain read races with other blocks' atomics (two blocks may both see kGrid, or
 // none: the value read is whatever happens to be visible).
-// base: emulator/tests/submissions/04_block_reduce/pass_last_block_threadfence.cu
---- emulator/tests/submissions/04_block_reduce/pass_last_block_threadfence.cu
-+++ emulator/tests/submissions/04_block_reduce/fail_read_counter_plainly.cu
+// base: checks/04_block_reduce/corpus/pass_last_block_threadfence.cu
+--- checks/04_block_reduce/corpus/pass_last_block_threadfence.cu
++++ checks/04_block_reduce/corpus/fail_read_counter_plainly.cu
 @@ -1,7 +1,7 @@
  #include "block_reduce.cuh"
  

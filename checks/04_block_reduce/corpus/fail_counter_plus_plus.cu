@@ -5,9 +5,9 @@
 // Buggy: the "last block" is found with `(*finished)++` instead of an atomic: two blocks may
 // read the same count, so no block, or two, believe they are last (and the partials are read
 // without being published). The read-modify-write of the counter races between blocks.
-// base: emulator/tests/submissions/04_block_reduce/pass_last_block_threadfence.cu
---- emulator/tests/submissions/04_block_reduce/pass_last_block_threadfence.cu
-+++ emulator/tests/submissions/04_block_reduce/fail_counter_plus_plus.cu
+// base: checks/04_block_reduce/corpus/pass_last_block_threadfence.cu
+--- checks/04_block_reduce/corpus/pass_last_block_threadfence.cu
++++ checks/04_block_reduce/corpus/fail_counter_plus_plus.cu
 @@ -1,7 +1,7 @@
  #include "block_reduce.cuh"
  

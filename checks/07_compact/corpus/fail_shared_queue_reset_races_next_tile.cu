@@ -9,9 +9,9 @@
 // Seen only when a block runs two tiles: the emulated device has one SM, so one_wave_grid's
 // blocks go round the loop at the emulated sizes. The race is reported (MEMORY_ERROR) on most
 // cases; the step's verdict is CRASH, from the cases where lost increments overflow the queue.
-// base: emulator/tests/submissions/07_compact/pass_shared_queue_then_one_atomic.cu
---- emulator/tests/submissions/07_compact/pass_shared_queue_then_one_atomic.cu
-+++ emulator/tests/submissions/07_compact/fail_shared_queue_reset_races_next_tile.cu
+// base: checks/07_compact/corpus/pass_shared_queue_then_one_atomic.cu
+--- checks/07_compact/corpus/pass_shared_queue_then_one_atomic.cu
++++ checks/07_compact/corpus/fail_shared_queue_reset_races_next_tile.cu
 @@ -20,9 +20,8 @@
          if (threadIdx.x == 0 && length != 0) base = atomicAdd(count, length);
          __syncthreads();
