@@ -7,7 +7,7 @@
 //              "needs_gpu": true, so that a learner without a GPU is not held up by it
 //   problems   every step's problem exists in its lesson's checks
 //   baselines  every baseline names a problem of the lesson and is registered by its baselines
-//   fixtures   every fixture, corpus submission (emulator/tests/submissions) and hostile grading
+//   fixtures   every fixture, corpus submission (checks/*/corpus) and hostile grading
 //              submission has a valid header (fixtures.h: verdicts, an existing step, known
 //              keys), and every patch still applies to its base
 //   links      lesson READMEs link only to files inside the course

@@ -75,16 +75,11 @@ Place place_of(const std::string& path) {
     fs::path f = fs::absolute(fs::path(path), ec).lexically_normal();
     const fs::path dir = f.parent_path();
     auto name = [](const fs::path& x) { return x.filename().string(); };
-    if (name(dir) == "fixtures" && name(dir.parent_path().parent_path()) == "checks") {
-        p.kind = FixtureKind::fixture;
+    if ((name(dir) == "fixtures" || name(dir) == "corpus") &&
+        name(dir.parent_path().parent_path()) == "checks") {
+        p.kind = name(dir) == "fixtures" ? FixtureKind::fixture : FixtureKind::corpus;
         p.lesson = name(dir.parent_path());
         p.root = dir.parent_path().parent_path().parent_path().string();
-    } else if (name(dir.parent_path()) == "submissions" &&
-               name(dir.parent_path().parent_path()) == "tests" &&
-               name(dir.parent_path().parent_path().parent_path()) == "emulator") {
-        p.kind = FixtureKind::corpus;
-        p.lesson = name(dir);
-        p.root = dir.parent_path().parent_path().parent_path().parent_path().string();
     } else if (starts_with(name(dir), "hostile") && name(dir.parent_path()) == "grading" &&
                name(dir.parent_path().parent_path()) == "tests") {
         p.kind = FixtureKind::hostile;
@@ -534,13 +529,11 @@ std::vector<std::string> fixture_files(const std::string& root, FixtureKind kind
     auto wanted = [&](const fs::path& dir) {
         return lesson.empty() || dir.filename().string() == lesson;
     };
-    if (kind == FixtureKind::fixture) {
+    if (kind == FixtureKind::fixture || kind == FixtureKind::corpus) {
+        const char* sub = kind == FixtureKind::fixture ? "fixtures" : "corpus";
         for (const auto& e : fs::directory_iterator(r / "checks", ec))
-            if (wanted(e.path()) && fs::is_directory(e.path() / "fixtures"))
-                dirs.push_back(e.path() / "fixtures");
-    } else if (kind == FixtureKind::corpus) {
-        for (const auto& e : fs::directory_iterator(r / "emulator/tests/submissions", ec))
-            if (wanted(e.path()) && e.is_directory()) dirs.push_back(e.path());
+            if (wanted(e.path()) && fs::is_directory(e.path() / sub))
+                dirs.push_back(e.path() / sub);
     } else {
         for (const char* d : {"tests/grading/hostile", "tests/grading/hostile_split"})
             if (fs::is_directory(r / d)) dirs.push_back(r / d);

@@ -1,6 +1,6 @@
 // The course's bad (and unusual) submissions, read one way: the fixtures
-// (checks/NN_topic/fixtures/*.cu), the emulator's corpus (emulator/tests/submissions/NN_topic/
-// *.cu) and the hostile grading submissions (tests/grading/hostile*/*.cu).
+// (checks/NN_topic/fixtures/*.cu), the emulator's corpus (checks/NN_topic/corpus/*.cu) and the
+// hostile grading submissions (tests/grading/hostile*/*.cu).
 //
 // A file starts with its header: the leading block of `//` lines. Its keys are lines
 // `// key: value` anywhere in that block:
@@ -67,7 +67,7 @@ struct Fixture {
 
 // The one reader of a fixture, corpus or hostile file. `root` is the course root (for the default
 // step and the relative path); empty: the one the path lies in (checks/L/fixtures/F.cu,
-// emulator/tests/submissions/L/F.cu, tests/grading/DIR/F.cu), if any.
+// checks/L/corpus/F.cu, tests/grading/DIR/F.cu), if any.
 Fixture read_fixture(const std::string& path, const std::string& root = "");
 // The same for text that is not in a file (tests; `dev fixtures --rediff`).
 Fixture parse_fixture(const std::string& path, const std::string& text, const std::string& root);
@@ -103,7 +103,7 @@ bool rediff_fixture(const std::string& fixture_path, const std::string& edited,
                     std::string* why);
 
 // Every file of a kind under `root`, sorted: checks/*/fixtures/*.cu (fixture),
-// emulator/tests/submissions/*/*.cu (corpus), tests/grading/hostile{,_split}/*.cu (hostile);
+// checks/*/corpus/*.cu (corpus), tests/grading/hostile{,_split}/*.cu (hostile);
 // with `lesson`, only that lesson's (in place of the *).
 std::vector<std::string> fixture_files(const std::string& root, FixtureKind kind,
                                        const std::string& lesson = "");

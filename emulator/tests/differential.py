@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The differential test of the emulator's corpus, on a GPU machine.
 
-Every submission in emulator/tests/submissions/NN_topic/*.cu says the verdict the CPU emulator
+Every submission in checks/NN_topic/corpus/*.cu says the verdict the CPU emulator
 gives it (`// emulated: VERDICT`, asserted on every machine by the CPU test "the emulator's corpus
 of submissions gets its verdicts"). This script checks the same files on the GPU, with the
 checker's default options (the hazard pass included), and compares pass/fail: a file the
@@ -85,7 +85,7 @@ def differential(written):
     extra = [] if args.timing else ["--no-time"]
     results, mismatches = [], 0
     for h in files:
-        name = os.path.relpath(h["path"], "emulator/tests/submissions")
+        name = os.path.relpath(h["path"], "checks")
         root = course_with(h["file"], h["step"])
         try:
             verdict, reason, gpu, wall = check(build, root, h["step"], state, extra)

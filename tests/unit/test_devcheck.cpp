@@ -183,11 +183,11 @@ TEST_CASE("dev check: a fixture whose patch no longer applies is named", "[devch
                Catch::Matchers::ContainsSubstring("line 6 of solutions/01_demo/02_b.cu"));
     // A corpus submission's patch too, and its header needs a step and an emulated verdict.
     course.write("solutions/01_demo/02_b.cu", "// the solution\n" + body);
-    fs::create_directories(course.root / "emulator/tests/submissions/01_demo");
-    course.write("emulator/tests/submissions/01_demo/c.cu", "// expect: PASS\nint x;\n");
+    fs::create_directories(course.root / "checks/01_demo/corpus");
+    course.write("checks/01_demo/corpus/c.cu", "// expect: PASS\nint x;\n");
     const auto found = course.check();
     REQUIRE(found.size() == 2);
-    CHECK(found[0].file == "emulator/tests/submissions/01_demo/c.cu");
+    CHECK(found[0].file == "checks/01_demo/corpus/c.cu");
     CHECK_THAT(found[0].message, Catch::Matchers::ContainsSubstring("step"));
     CHECK_THAT(found[1].message, Catch::Matchers::ContainsSubstring("emulated"));
 }

@@ -1,4 +1,4 @@
-// The emulator's corpus of submissions (emulator/tests/submissions/NN_topic/*.cu): realistic
+// The emulator's corpus of submissions (checks/NN_topic/corpus/*.cu): realistic
 // solutions of lessons 02-09 written outside the course's own files, correct ones in unusual
 // forms and buggy ones, each with the verdict the emulator must give (`// emulated:`). The same
 // files are checked on a GPU by emulator/tests/differential.py (the pass/fail must agree).
@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "cli_support.h"
+#include "fixtures.h"
 
 namespace fs = std::filesystem;
 using Catch::Matchers::ContainsSubstring;
@@ -22,11 +23,9 @@ using namespace test_support;
 namespace {
 void check_corpus(std::size_t shard, std::size_t shards) {
     std::vector<FixtureSpec> corpus;
-    for (const auto& lesson :
-         fs::directory_iterator(fs::path(CUDALINGS_SOURCE_DIR) / "emulator/tests/submissions"))
-        if (lesson.is_directory())
-            for (const auto& file : fs::directory_iterator(lesson.path()))
-                if (file.path().extension() == ".cu") corpus.push_back(read_fixture(file.path()));
+    for (const auto& file :
+         ::cudalings::fixture_files(CUDALINGS_SOURCE_DIR, ::cudalings::FixtureKind::corpus))
+        corpus.push_back(read_fixture(file));
     std::sort(corpus.begin(), corpus.end(), [](auto& a, auto& b) { return a.path < b.path; });
     if (shard == 0) {  // the corpus as a whole, once
         const auto correct = std::count_if(corpus.begin(), corpus.end(), [](const FixtureSpec& f) {
@@ -42,7 +41,7 @@ void check_corpus(std::size_t shard, std::size_t shards) {
         REQUIRE_FALSE(f.step.empty());
         REQUIRE_FALSE(f.emulated.empty());
         auto root = course_with(f.path, f.step);
-        auto r = cudalings(
+        auto r = test_support::cudalings(
             {"--root", root, "check", f.step.substr(0, f.step.size() - 3), "--emulate", "--json"},
             state);
         INFO(f.name << ": exit " << r.code << "\n"

@@ -8,7 +8,7 @@
 // with a misaligned address, on a GPU as in the emulator. (Shapes that are not multiples of 4
 // take the scalar kernel and pass.)
 --- solutions/08_transpose/05_wide_tiles.cu
-+++ emulator/tests/submissions/08_transpose/fail_float4_shared_store_pitch_65.cu
++++ checks/08_transpose/corpus/fail_float4_shared_store_pitch_65.cu
 @@ -1,4 +1,3 @@
 -
  #include "transpose.cuh"

@@ -11,7 +11,7 @@
 // every read of a shared cell no thread wrote (it cannot tell a discarded value from a used one),
 // on a GPU too through the hazard pass: zero-fill the tile, or test the bounds before the read.
 --- solutions/08_transpose/05_wide_tiles.cu
-+++ emulator/tests/submissions/08_transpose/fail_float4_pack_reads_unwritten_cells.cu
++++ checks/08_transpose/corpus/fail_float4_pack_reads_unwritten_cells.cu
 @@ -1,4 +1,3 @@
 -
  #include "transpose.cuh"

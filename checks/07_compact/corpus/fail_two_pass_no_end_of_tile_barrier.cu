@@ -10,7 +10,7 @@
 // the race checks on, which names the two lines. A GPU's warps seldom drift a whole tile apart,
 // so it usually passes there.
 --- solutions/07_compact/02_two_pass.cu
-+++ emulator/tests/submissions/07_compact/fail_two_pass_no_end_of_tile_barrier.cu
++++ checks/07_compact/corpus/fail_two_pass_no_end_of_tile_barrier.cu
 @@ -1,4 +1,3 @@
 -
  #include "compact.cuh"

@@ -8,7 +8,7 @@
 // one element, no order), and the real halo cells are never written: the last outputs of every
 // block read a neighbour that is the wrong cell, or garbage.
 --- solutions/09_stencil/02_shared_halo.cu
-+++ emulator/tests/submissions/09_stencil/fail_right_halo_without_offset.cu
++++ checks/09_stencil/corpus/fail_right_halo_without_offset.cu
 @@ -1,4 +1,3 @@
 -
  #include "stencil.cuh"
