@@ -100,6 +100,52 @@ std::string progress_svg(const std::vector<LessonStatus>& lessons) {
 
 }  // namespace
 
+namespace {
+// A staircase row's first cell (its first timed problem, as a step's "timing" is), with the
+// figures to_json(Staircase) derived.
+ChartRow chart_row(const nlohmann::json& r) {
+    const auto& cell = r["cells"].front();
+    ChartRow row;
+    row.label = r.value("label", "");
+    row.title = r.value("title", "");
+    row.baseline = r.value("baseline", false);
+    row.median_us = cell.value("median_us", 0.0);
+    row.gbps = cell.value("gbps", 0.0);
+    row.percent_of_copy = cell.value("percent_of_copy", 0.0);
+    row.gflops = cell.value("gflops", 0.0);
+    row.percent_of_fp32 = cell.value("percent_of_fp32", 0.0);
+    row.intensity = cell.value("intensity", 0.0);
+    return row;
+}
+}  // namespace
+
+ReportModel report_model_from_run(const Manifest& m, const std::vector<nlohmann::json>& staircases,
+                                  const std::string& gpu, const std::string& date) {
+    ReportModel model;
+    model.heading = "a stored run";
+    model.progress = false;
+    model.generated = "run of " + date;
+    model.gpu = gpu;
+    for (const auto& lesson : m.lessons)
+        for (const auto& st : staircases) {
+            if (st.value("lesson", "") != lesson.id) continue;
+            LessonChart chart;
+            chart.lesson = lesson.id;
+            chart.title = lesson.title;
+            chart.copy_gbps = st.value("copy_gbps", 0.0);
+            chart.fp32_gflops = st.value("fp32_gflops", 0.0);
+            for (const auto& r : st.value("rows", nlohmann::json::array()))
+                if (!r.value("cells", nlohmann::json::array()).empty()) {
+                    chart.rows.push_back(chart_row(r));
+                    if (chart.size.empty()) chart.size = r["cells"].front().value("size", "");
+                }
+            if (chart.rows.empty()) continue;
+            model.lessons.push_back({lesson.id, lesson.title, {}});
+            model.charts.push_back(std::move(chart));
+        }
+    return model;
+}
+
 ReportModel report_model(const Manifest& m, const Progress& progress,
                          const std::map<std::string, nlohmann::json>& results,
                          const std::map<std::string, nlohmann::json>& staircases,
@@ -166,25 +212,10 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
         }
         // The library baselines come from the lesson's last full check (its staircase).
         const auto stair = staircases.find(lesson.id);
-        if (stair != staircases.end() && !chart.rows.empty()) {
-            for (const auto& r : stair->second.value("rows", nlohmann::json::array())) {
-                const auto cells = r.value("cells", nlohmann::json::array());
-                if (!r.value("baseline", false) || cells.empty()) continue;
-                // The first timed problem, as for the steps ("timing" of a step's result).
-                const auto& cell = cells.front();
-                ChartRow row;
-                row.label = r.value("label", "");
-                row.title = r.value("title", "");
-                row.baseline = true;
-                row.median_us = cell.value("median_us", 0.0);
-                row.gbps = cell.value("gbps", 0.0);
-                row.percent_of_copy = cell.value("percent_of_copy", 0.0);
-                row.gflops = cell.value("gflops", 0.0);
-                row.percent_of_fp32 = cell.value("percent_of_fp32", 0.0);
-                row.intensity = cell.value("intensity", 0.0);
-                chart.rows.push_back(row);
-            }
-        }
+        if (stair != staircases.end() && !chart.rows.empty())
+            for (const auto& r : stair->second.value("rows", nlohmann::json::array()))
+                if (r.value("baseline", false) && !r.value("cells", nlohmann::json::array()).empty())
+                    chart.rows.push_back(chart_row(r));
         if (lesson_n) chart.size = format_size(lesson_n);
         model.lessons.push_back(ls);
         if (!chart.rows.empty()) model.charts.push_back(chart);
@@ -325,18 +356,20 @@ std::string render_html_report(const ReportModel& model) {
     std::ostringstream s;
     s << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-      << "<title>cudalings: your progress</title>\n<style>" << kStyle << "</style>\n</head>\n"
-      << "<body>\n<h1>cudalings: your progress</h1>\n<p class=\"meta\">"
+      << "<title>cudalings: " << markup_escape(model.heading) << "</title>\n<style>" << kStyle
+      << "</style>\n</head>\n"
+      << "<body>\n<h1>cudalings: " << markup_escape(model.heading) << "</h1>\n<p class=\"meta\">"
       << markup_escape(model.generated)
       << (model.gpu.empty() ? "" : " · timings on " + markup_escape(model.gpu)) << "</p>\n";
-    s << progress_svg(model.lessons);
+    if (model.progress) s << progress_svg(model.lessons);
     for (const auto& l : model.lessons) {
-        s << "<h2>" << markup_escape(l.id) << " — " << markup_escape(l.title) << "</h2>\n<table>\n";
+        s << "<h2>" << markup_escape(l.id) << " — " << markup_escape(l.title) << "</h2>\n";
+        if (model.progress) s << "<table>\n";
         for (const auto& st : l.steps)
             s << "<tr><td class=\"" << st.status << "\">" << st.status << "</td><td>"
               << markup_escape(st.id) << "</td><td>" << markup_escape(st.title) << "</td><td>"
               << markup_escape(st.verdict) << "</td><td>" << goals_cell(st.goals) << "</td></tr>\n";
-        s << "</table>\n";
+        if (model.progress) s << "</table>\n";
         for (const auto& chart : model.charts) {
             if (chart.lesson != l.id) continue;
             const bool fp32 = chart.compute_bound();

@@ -63,6 +63,8 @@ struct StepPictures {
 };
 
 struct ReportModel {
+    std::string heading = "your progress";
+    bool progress = true;   // the learner's progress (false: a stored run's charts only)
     std::string generated;  // when, in words
     std::string gpu;        // the GPU of the timings, or ""
     std::vector<LessonStatus> lessons;
@@ -77,6 +79,12 @@ ReportModel report_model(const Manifest& m, const Progress& progress,
                          const std::map<std::string, nlohmann::json>& results,
                          const std::map<std::string, nlohmann::json>& staircases,
                          const std::map<std::string, nlohmann::json>& explained = {});
+
+// A stored run's page (`cudalings report --from FILE`): every lesson's staircase and roofline
+// from a results file's staircases (to_json(Staircase)'s form, with the figures it derives),
+// the steps' rows as the reference solutions' times; no progress.
+ReportModel report_model_from_run(const Manifest& m, const std::vector<nlohmann::json>& staircases,
+                                  const std::string& gpu, const std::string& date);
 
 // A compute-bound lesson's roofline: log-log, FLOP per minimal byte against FLOP/s, under the
 // copy rate's slope and the FP32 rate's ceiling; a point per step and baseline. "" when the chart

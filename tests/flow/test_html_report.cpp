@@ -191,3 +191,57 @@ TEST_CASE("cudalings report writes a self-contained page that a browser opens", 
     CHECK(shot.ok);
     CHECK(std::filesystem::file_size(png) > 10000);
 }
+
+// A stored run's page (report --from): the lesson's staircase and roofline from the results file
+// alone, each point where the file's own time and work put it, and no progress (the page is not
+// the learner's). The GEMM run of the H100 stored for lesson 10's README.
+TEST_CASE("cudalings report --from draws a stored run's staircases and rooflines",
+          "[report][cli]") {
+    const std::string stored =
+        std::string(CUDALINGS_SOURCE_DIR) + "/docs/results/h100-80gb-hbm3-2026-12-06-gemm.json";
+    const std::string out = flow::temp_dir("stored") + "/run.html";
+    auto r = flow::cudalings({"report", "--from", stored, "--out", out},
+                             {{"CUDALINGS_STATE_DIR", flow::temp_dir("empty-state")}});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    const std::string html = flow::read(out);
+    // Every SVG of the page is well formed.
+    const std::regex svg(R"(<svg[\s\S]*?</svg>)");
+    for (std::sregex_iterator it(html.begin(), html.end(), svg), end; it != end; ++it)
+        CHECK(balanced(it->str()));
+    CHECK_THAT(html, ContainsSubstring("NVIDIA H100 80GB HBM3"));
+    CHECK(html.find("<svg class=\"progress\"") == std::string::npos);
+    CHECK_THAT(html, ContainsSubstring("<svg class=\"staircase\" data-lesson=\"10_gemm\""));
+    CHECK_THAT(html, ContainsSubstring("<svg class=\"roofline\" data-lesson=\"10_gemm\""));
+    // Every row of the file's GEMM staircase is a point, at its FLOP/s from its first cell.
+    const auto j = nlohmann::json::parse(flow::read(stored));
+    int points = 0;
+    for (const auto& st : j["staircases"]) {
+        if (st["lesson"] != "10_gemm") continue;
+        for (const auto& row : st["rows"]) {
+            const auto& cell = row["cells"][0];
+            const double gflops =
+                cell["fp32_ops"].get<double>() / cell["median_us"].get<double>() / 1000.0;
+            std::smatch m;
+            const std::string label = row["label"].get<std::string>();
+            const std::regex point("<g class=\"point\" data-label=\"" +
+                                   std::regex_replace(label, std::regex(R"([()\[\].+*?^$|\\])"),
+                                                      R"(\$&)") +
+                                   "\" data-intensity=\"([0-9.]+)\" data-gflops=\"([0-9.]+)\"");
+            INFO(label);
+            REQUIRE(std::regex_search(html, m, point));
+            CHECK_THAT(std::stod(m[2]), WithinAbs(gflops, 0.1));
+            CHECK_THAT(std::stod(m[1]), WithinAbs(cell["fp32_ops"].get<double>() /
+                                                      cell["bytes"].get<double>(),
+                                                  0.01));
+            ++points;
+        }
+    }
+    CHECK(points >= 8);  // seven steps and cuBLAS
+    // A file that is no results file is refused, with why.
+    const std::string bogus = flow::temp_dir("bogus") + "/x.json";
+    flow::write(bogus, "{\"a\": 1}\n");
+    auto refused = flow::cudalings({"report", "--from", bogus, "--out", out});
+    CHECK(refused.code != 0);
+    CHECK_THAT(refused.err, ContainsSubstring("not a results file"));
+}
