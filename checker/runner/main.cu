@@ -507,7 +507,7 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
         const bool out_of_bounds = std::any_of(
             now.begin(), now.end(), [](const auto& d) { return d.kind == "out-of-bounds"; });
         found.insert(found.end(), now.begin(), now.end());
-        if (p && !stop && !out_of_bounds) {
+        if (p && sampled_values && !stop && !out_of_bounds) {
             try {
                 judged += judge_sample(*p, c, before, split, result);
                 wrong = result.verdict == Verdict::Wrong;
