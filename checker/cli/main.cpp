@@ -16,7 +16,8 @@
 //
 // Exit codes: 0 pass, 1 fail, 2 usage, 77 no GPU (it compiled; nothing else could run),
 // 78 the machine's setup (profile: no ncu, no permission to the GPU's counters).
-// Each command lives in its own file (cli.h lists them); this file parses and dispatches.
+// Each command lives in its own file (cli.h lists them); this file parses and dispatches
+// (cli::run), entry.cpp is the executable's main().
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -29,6 +30,7 @@
 #include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
+#include "run.h"
 
 using namespace cudalings;
 using namespace cudalings::cli;
@@ -68,7 +70,7 @@ void suggest(const CLI::App& app, int argc, char** argv) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int cudalings::cli::run(int argc, char** argv) {
     // Ctrl-C or SIGTERM ends every process the checker started, always (supervise.h).
     end_children_on_termination(clear_progress_line);
     CLI::App app{"cudalings: learn CUDA by writing kernels; checks, tests and times your code"};
