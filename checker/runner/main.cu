@@ -340,6 +340,14 @@ int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     return -1;
 }
 
+// The case a result speaks of: its size, and its shape when 2-D.
+void set_size(CaseResult& result, const kit::Case& c) {
+    result.n = c.n();
+    result.size = c.shape.text();
+    result.rows = c.shape.two_d ? c.shape.rows : 0;
+    result.cols = c.shape.two_d ? c.shape.cols : 0;
+}
+
 // Emulation's last case: the step called once at each size too large to emulate, in the
 // emulator's dry mode (every launch checked against a GPU's limits, buffers never filled). A
 // grid laid out for the small sizes that a GPU refuses at the large ones (gridDim.y above 65535
@@ -436,10 +444,7 @@ kit::u64 judge_sample(kit::Problem& p, const kit::Case& c, const cudalings_emu::
     kit::detail::set_sampled_ranges(nullptr);
     if (o.pass()) return judged;
     runner::fill(result, o);
-    result.n = c.n();
-    result.size = c.shape.text();
-    result.rows = c.shape.two_d ? c.shape.rows : 0;
-    result.cols = c.shape.two_d ? c.shape.cols : 0;
+    set_size(result, c);
     result.detail = "at " + c.shape.text() +
                     (c.params.label().empty() ? "" : ", " + c.params.label()) +
                     " only (every smaller case passed): a size too large to emulate whole, where "
@@ -528,10 +533,7 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
             result.detail.clear();
         }
         if (stop || out_of_bounds) {
-            result.n = c.n();
-            result.size = c.shape.text();
-            result.rows = c.shape.two_d ? c.shape.rows : 0;
-            result.cols = c.shape.two_d ? c.shape.cols : 0;
+            set_size(result, c);
             break;
         }
     }
@@ -633,10 +635,7 @@ int check(const CheckArgs& args) {
             stop = false;
             result.index = static_cast<int>(i);
             result.name = c.label();
-            result.n = c.n();
-            result.size = c.shape.text();
-            result.rows = c.shape.two_d ? c.shape.rows : 0;
-            result.cols = c.shape.two_d ? c.shape.cols : 0;
+            set_size(result, c);
 #ifdef CUDALINGS_EMULATOR  // a CUDA thread that never ends is reported from the watchdog's thread
             runner::begin_case(result, send_last_result);
 #endif

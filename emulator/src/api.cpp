@@ -285,7 +285,7 @@ cudaError_t do_memcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyK
         return set_error(cudaErrorInvalidValue);
     }
     if (!(opts().dry && is_dev(s) && is_dev(d))) {
-        if (is_dev(s)) made_on_demand(src, bytes);
+        if (is_dev(s)) make_on_demand(src, bytes);
         std::memmove(dst, src, bytes);
     } else if (bytes) {
         rt().sample_intact = false;  // the destination is not what it would be

@@ -333,9 +333,6 @@ void forget_sampled(const Allocation& al);
 bool on_demand_span(const Allocation& al, std::uintptr_t* lo, std::uintptr_t* hi);
 // Its on-demand and tracked ranges, in `marks` (for the learner's process of the judge split).
 void sampled_marks(const Allocation& al, Marks* marks);
-// The bytes [p, p + bytes) about to be read by the emulator itself (a copy): pages made on
-// demand there are made first.
-void made_on_demand(const void* p, std::size_t bytes);
 // "workspace[257]" (or "byte 1028 of the 65796-byte allocation made at f.cu:12").
 std::string global_location(const Allocation& al, std::uintptr_t a);
 bool in_arena(std::uintptr_t a);

@@ -19,6 +19,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "internal.h"
 
@@ -42,9 +43,11 @@ struct Tracked {
     std::map<std::size_t, std::vector<bool>> pages;
 };
 
+// An allocation's parts: the values made on demand, the words tracked (one of each at most: the
+// checker's buffers hold one array each).
 struct Sampled {
-    std::vector<OnDemand> on_demand;
-    std::vector<Tracked> tracked;
+    std::optional<OnDemand> on_demand;
+    std::optional<Tracked> tracked;
 };
 
 std::map<const Allocation*, Sampled>& all() {
@@ -111,14 +114,15 @@ void restore_handler() {
 
 void on_fault(int, siginfo_t* info, void*) {
     const auto a = reinterpret_cast<std::uintptr_t>(info->si_addr);
-    for (auto& [al, sampled] : all())
-        for (OnDemand& od : sampled.on_demand) {
-            const std::size_t k = (a - od.first_page) / kSampledPage;
-            if (a >= od.first_page && k < od.made.size() && !od.made[k]) {
-                make_page(od, k);
-                return;  // the access runs again, on the page made
-            }
+    for (auto& [al, sampled] : all()) {
+        if (!sampled.on_demand) continue;
+        OnDemand& od = *sampled.on_demand;
+        const std::size_t k = (a - od.first_page) / kSampledPage;
+        if (a >= od.first_page && k < od.made.size() && !od.made[k]) {
+            make_page(od, k);
+            return;  // the access runs again, on the page made
         }
+    }
     // Not ours: the handler from before takes it (the access faults again).
     restore_handler();
 }
@@ -138,14 +142,13 @@ namespace {
 void mark_written(const Allocation& al, std::uintptr_t a, std::size_t size) {
     auto it = all().find(&al);
     if (it == all().end()) return;
-    for (Tracked& t : it->second.tracked) {
-        const std::uintptr_t lo = std::max(a, t.begin), hi = std::min(a + size, t.begin + t.bytes);
-        if (lo >= hi) continue;
-        for (std::size_t word = (lo - t.begin) / 4; word <= (hi - 1 - t.begin) / 4; ++word) {
-            auto& bits = t.pages[word / kSampledWords];
-            if (bits.empty()) bits.assign(kSampledWords, false);
-            bits[word % kSampledWords] = true;
-        }
+    if (!it->second.tracked) return;
+    Tracked& t = *it->second.tracked;
+    const std::uintptr_t lo = std::max(a, t.begin), hi = std::min(a + size, t.begin + t.bytes);
+    for (std::size_t word = (lo - t.begin) / 4; lo < hi && word <= (hi - 1 - t.begin) / 4; ++word) {
+        auto& bits = t.pages[word / kSampledWords];
+        if (bits.empty()) bits.assign(kSampledWords, false);
+        bits[word % kSampledWords] = true;
     }
 }
 }  // namespace
@@ -154,8 +157,8 @@ void sampled_access(const Allocation& al, std::uintptr_t a, std::size_t size, bo
                     Thread* t) {
     auto it = all().find(&al);
     if (it == all().end()) return;
-    for (OnDemand& od : it->second.on_demand) make_pages(od, a, size);
-    if (!write || it->second.tracked.empty()) return;
+    if (it->second.on_demand) make_pages(*it->second.on_demand, a, size);
+    if (!write || !it->second.tracked) return;
     if (!t) {
         mark_written(al, a, size);
         return;
@@ -173,8 +176,8 @@ void commit_sampled_store(Thread& t) {
 
 bool on_demand_span(const Allocation& al, std::uintptr_t* lo, std::uintptr_t* hi) {
     auto it = all().find(&al);
-    if (it == all().end() || it->second.on_demand.empty()) return false;
-    const OnDemand& od = it->second.on_demand.front();
+    if (it == all().end() || !it->second.on_demand) return false;
+    const OnDemand& od = *it->second.on_demand;
     *lo = od.first_page;
     *hi = od.first_page + od.made.size() * kSampledPage;
     return true;
@@ -183,28 +186,26 @@ bool on_demand_span(const Allocation& al, std::uintptr_t* lo, std::uintptr_t* hi
 void sampled_marks(const Allocation& al, Marks* marks) {
     auto it = all().find(&al);
     if (it == all().end()) return;
-    if (!it->second.on_demand.empty()) {
-        const OnDemand& od = it->second.on_demand.front();
+    if (it->second.on_demand) {
+        const OnDemand& od = *it->second.on_demand;
         marks->on_demand_offset = od.begin - al.begin;
         marks->on_demand_bytes = od.end - od.begin;
     }
-    if (!it->second.tracked.empty()) {
-        const Tracked& t = it->second.tracked.front();
+    if (it->second.tracked) {
+        const Tracked& t = *it->second.tracked;
         marks->tracked_offset = t.begin - al.begin;
         marks->tracked_bytes = t.bytes;
     }
 }
 
-void make_on_demand(const void* p, std::size_t bytes) { made_on_demand(p, bytes); }
-
 void forget_sampled(const Allocation& al) {
     all().erase(&al);
     bool any = false;
-    for (const auto& [a, sampled] : all()) any = any || !sampled.on_demand.empty();
+    for (const auto& [a, sampled] : all()) any = any || sampled.on_demand.has_value();
     if (!any) restore_handler();
 }
 
-void made_on_demand(const void* p, std::size_t bytes) {
+void make_on_demand(const void* p, std::size_t bytes) {
     Allocation* al = allocation_holding(p, bytes);
     if (al && al->sampled)
         sampled_access(*al, reinterpret_cast<std::uintptr_t>(p), bytes, false, nullptr);
@@ -213,7 +214,7 @@ void made_on_demand(const void* p, std::size_t bytes) {
 bool fill_on_demand(const void* p, std::size_t bytes,
                     std::function<void(std::size_t offset, std::size_t count, void* dst)> fill) {
     Allocation* al = allocation_holding(p, bytes);
-    if (!al || al->host || !bytes || !fill) return false;
+    if (!al || al->host || !bytes || !fill || all()[al].on_demand) return false;
     al->sampled = true;
     OnDemand od;
     od.begin = reinterpret_cast<std::uintptr_t>(p);
@@ -222,19 +223,19 @@ bool fill_on_demand(const void* p, std::size_t bytes,
     od.fill = std::move(fill);
     od.made.assign((od.end - od.first_page + kSampledPage - 1) / kSampledPage, false);
     close_unmade(od);
-    all()[al].on_demand.push_back(std::move(od));
+    all()[al].on_demand = std::move(od);
     install_handler();
     return true;
 }
 
 bool track_writes(const void* p, std::size_t bytes) {
     Allocation* al = allocation_holding(p, bytes);
-    if (!al || !bytes) return false;
+    if (!al || !bytes || all()[al].tracked) return false;
     al->sampled = true;
     Tracked t;
     t.begin = reinterpret_cast<std::uintptr_t>(p);
     t.bytes = bytes;
-    all()[al].tracked.push_back(std::move(t));
+    all()[al].tracked = std::move(t);
     return true;
 }
 
@@ -243,20 +244,19 @@ std::vector<std::pair<std::size_t, std::size_t>> written_words(const void* p) {
     Allocation* al = allocation_holding(p, 1);
     if (!al) return out;
     auto it = all().find(al);
-    if (it == all().end()) return out;
-    for (const Tracked& t : it->second.tracked) {
-        if (t.begin != reinterpret_cast<std::uintptr_t>(p)) continue;
-        const std::size_t words = (t.bytes + 3) / 4;
-        for (const auto& [page, bits] : t.pages)
-            for (std::size_t k = 0; k < kSampledWords; ++k) {
-                const std::size_t word = page * kSampledWords + k;
-                if (word >= words || !bits[k]) continue;
-                if (!out.empty() && out.back().second == word)
-                    ++out.back().second;
-                else
-                    out.emplace_back(word, word + 1);
-            }
-    }
+    if (it == all().end() || !it->second.tracked) return out;
+    const Tracked& t = *it->second.tracked;
+    if (t.begin != reinterpret_cast<std::uintptr_t>(p)) return out;
+    const std::size_t words = (t.bytes + 3) / 4;
+    for (const auto& [page, bits] : t.pages)
+        for (std::size_t k = 0; k < kSampledWords; ++k) {
+            const std::size_t word = page * kSampledWords + k;
+            if (word >= words || !bits[k]) continue;
+            if (!out.empty() && out.back().second == word)
+                ++out.back().second;
+            else
+                out.emplace_back(word, word + 1);
+        }
     return out;
 }
 
