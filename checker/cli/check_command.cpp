@@ -6,7 +6,6 @@
 #include <ctime>
 #include <iostream>
 
-#include "../core/generated.h"
 #include "../core/hash.h"
 #include "../core/history.h"
 #include "../core/report.h"
@@ -107,7 +106,7 @@ int cmd_check(const Options& o) {
     render.verbose = o.verbose;
     render.command = "./cudalings";
     int passed = 0, failed = 0, skipped = 0;
-    // --json: the run's record (generated.h), what `cudalings dev update` names a table by.
+    // --json: the run's record (report.h), what `cudalings dev update` names a table by.
     RunRecord run;
     run.date = today();
     run.commit = CUDALINGS_GIT_COMMIT;

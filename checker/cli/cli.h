@@ -101,6 +101,12 @@ void add_check_flags(CLI::App* command, Options& o);
 // The course's pristine copy (build/pristine) when it exists, else "" (after saying why).
 std::string pristine_or_explain(const CoursePaths& paths);
 
+// Registers the commands of tools.h's table (cudalings-tools: tools_main.cpp).
+using AddToolCommands = std::vector<Command> (*)(CLI::App& app, Options& o);
+// Parses the command line and runs its command (main.cpp). Without `add_tools` (the `cudalings`
+// executable) each command of tools.h is forwarded to cudalings-tools, built on first use.
+int run_commands(int argc, char** argv, AddToolCommands add_tools);
+
 Command add_list_command(CLI::App& app, Options& o);
 Command add_hint_command(CLI::App& app, Options& o);
 Command add_check_command(CLI::App& app, Options& o);

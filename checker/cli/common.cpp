@@ -393,7 +393,9 @@ void add_check_flags(CLI::App* command, Options& o) {
         "--sanitize", o.sanitize,
         "also run compute-sanitizer (memcheck, racecheck, initcheck, synccheck) on small cases");
     command
-        ->add_option("--compile-timeout", o.compile_timeout, "seconds of CPU time each compiler process may use (default 120; wall clock: 3x + 30 s)")
+        ->add_option("--compile-timeout", o.compile_timeout,
+                     "seconds of CPU time each compiler process may use (default 120; wall clock: "
+                     "3x + 30 s)")
         ->check(positive_seconds());
     command
         ->add_option("--case-timeout", o.case_timeout,

@@ -21,6 +21,7 @@
 #include "../core/supervise.h"
 #include "../core/verdict.h"
 #include "cli.h"
+#include "tools.h"
 
 namespace cudalings::cli {
 namespace {
@@ -258,7 +259,7 @@ int cmd_dev_fixtures(const Options& o, const FixturesFlags& flags) {
 }  // namespace
 
 Command add_dev_command(CLI::App& app, Options& o) {
-    auto* dev = app.add_subcommand("dev", "tools for whoever writes lessons");
+    auto* dev = app.add_subcommand("dev", tool_summary("dev"));
     dev->require_subcommand(1);
     auto* check = dev->add_subcommand(
         "check",

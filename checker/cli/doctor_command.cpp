@@ -11,6 +11,7 @@
 #include "../core/setup.h"
 #include "../core/verdict.h"
 #include "cli.h"
+#include "tools.h"
 
 namespace cudalings::cli {
 namespace {
@@ -40,8 +41,7 @@ int run_doctor(const Options& o) {
 }  // namespace
 
 Command add_doctor_command(CLI::App& app, Options& o) {
-    auto* doctor = app.add_subcommand(
-        "doctor", "check this machine: toolkit, compiler, driver, GPU, CMake, tools, emulator");
+    auto* doctor = app.add_subcommand("doctor", tool_summary("doctor"));
     return {doctor, [&o] { return run_doctor(o); }};
 }
 

@@ -34,6 +34,7 @@
 #include "../core/sandbox.h"
 #include "../core/verdict.h"
 #include "cli.h"
+#include "tools.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -726,8 +727,7 @@ int cmd_new_secret(const GradeArgs& a) {
 
 Command add_grade_command(CLI::App& app, Options& o) {
     auto args = std::make_shared<GradeArgs>();
-    auto* grade = app.add_subcommand(
-        "grade", "grade submission folders: sealed, with the instructor's contract, in batch");
+    auto* grade = app.add_subcommand("grade", tool_summary("grade"));
     grade->add_option("submissions", args->submissions,
                       "submission folders (a course copy, lesson folders, or loose step files)");
     grade->add_option("--step", o.step,
@@ -758,7 +758,10 @@ Command add_grade_command(CLI::App& app, Options& o) {
     grade->add_flag("--emulate", args->emulate, "run on the CPU emulator even where a GPU is");
     grade->add_flag("--no-emulate", args->no_emulate,
                     "without a GPU, only compile (SKIPPED) instead of emulating");
-    grade->add_option("--compile-timeout", o.compile_timeout, "seconds of CPU time each compiler process of a build may use (its wall-clock limit: 3x + 30 s)")
+    grade
+        ->add_option("--compile-timeout", o.compile_timeout,
+                     "seconds of CPU time each compiler process of a build may use (its wall-clock "
+                     "limit: 3x + 30 s)")
         ->check(CLI::PositiveNumber);
     grade->add_option("--case-timeout", o.case_timeout, "seconds without progress before a TIMEOUT")
         ->check(CLI::PositiveNumber);

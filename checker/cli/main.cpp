@@ -17,12 +17,15 @@
 // Exit codes: 0 pass, 1 fail, 2 usage, 77 no GPU (it compiled; nothing else could run),
 // 78 the machine's setup (profile: no ncu, no permission to the GPU's counters).
 // Each command lives in its own file (cli.h lists them); this file parses and dispatches
-// (cli::run), entry.cpp is the executable's main().
+// (cli::run), entry.cpp is the executable's main(). The commands of tools.h (doctor, report,
+// sass, profile, grade, dev) are another executable's, cudalings-tools (tools_main.cpp): this
+// one forwards them to it, and builds it the first time one is asked for.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <cstdio>
 #include <iostream>
 #include <vector>
 
@@ -31,6 +34,11 @@
 #include "../core/verdict.h"
 #include "cli.h"
 #include "run.h"
+#include "tools.h"
+
+#ifndef CUDALINGS_CMAKE
+#define CUDALINGS_CMAKE "cmake"
+#endif
 
 using namespace cudalings;
 using namespace cudalings::cli;
@@ -68,9 +76,67 @@ void suggest(const CLI::App& app, int argc, char** argv) {
     }
 }
 
+// `cudalings grade ...` in the learner's executable: the same command line, run by
+// cudalings-tools beside it. Built here the first time (the build tree this executable lives in
+// has CMake's cache); afterwards the wrapper rebuilds it with `cudalings` when the checker's
+// sources change.
+int forward_to_tools(const char* command, char** argv) {
+    const std::string dir = tool_dir();
+    const std::string tools = dir + "/cudalings-tools";
+    if (::access(tools.c_str(), X_OK) != 0) {
+        if (::access((dir + "/CMakeCache.txt").c_str(), R_OK) != 0) {
+            std::cerr << "cudalings: `" << command << "` is in cudalings-tools, which is not built "
+                      << "beside " << dir << "/cudalings: build the target cudalings-tools\n";
+            return exit_code::usage;
+        }
+        std::cerr << "cudalings: `" << command
+                  << "` and the other instructor's and author's commands (doctor, report, sass, "
+                     "profile, grade, dev) are built on first use: building them now, once\n";
+        ChildOptions build;
+        build.wall_seconds = 3600;
+        build.output_cap = 1 << 20;
+        const ChildResult built =
+            run_supervised({CUDALINGS_CMAKE, "--build", dir, "--target", "cudalings-tools"}, build);
+        if (!built.exited_ok()) {
+            const std::string& said = built.out.head.empty() ? built.err.head : built.out.head;
+            std::cerr << said.substr(said.size() > 4000 ? said.size() - 4000 : 0)
+                      << "\ncudalings: building cudalings-tools failed ("
+                      << (built.started ? describe_exit(built.signal, built.exit_code)
+                                        : built.start_error)
+                      << "): `cmake --build " << dir << " --target cudalings-tools` says why\n";
+            return exit_code::usage;
+        }
+    }
+    ::execv(tools.c_str(), argv);
+    std::perror(("cudalings: cannot start " + tools).c_str());
+    return exit_code::usage;
+}
+
+// The command a command line names: its first argument that is neither an option nor the value
+// of --root or --state-dir (nullptr when there is none).
+const char* command_word(int argc, char** argv) {
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--root" || arg == "--state-dir") {
+            ++i;
+        } else if (arg.empty() || arg[0] != '-') {
+            return argv[i];
+        }
+    }
+    return nullptr;
+}
+
 }  // namespace
 
 int cudalings::cli::run(int argc, char** argv) {
+    // A command of tools.h's is cudalings-tools's from its first word on (--help included).
+    if (const char* word = command_word(argc, argv))
+        for (const auto& t : kToolCommands)
+            if (std::string(word) == t.name) return forward_to_tools(t.name, argv);
+    return run_commands(argc, argv, nullptr);
+}
+
+int cudalings::cli::run_commands(int argc, char** argv, AddToolCommands add_tools) {
     // Ctrl-C or SIGTERM ends every process the checker started, always (supervise.h).
     end_children_on_termination(clear_progress_line);
     CLI::App app{"cudalings: learn CUDA by writing kernels; checks, tests and times your code"};
@@ -86,11 +152,21 @@ int cudalings::cli::run(int argc, char** argv) {
                  "no colour (also: NO_COLOR=1, TERM=dumb; FORCE_COLOR=1 forces it)");
     app.add_flag("--version", version, "the checker's version");
 
-    const std::vector<Command> commands{
-        add_list_command(app, o),   add_check_command(app, o),   add_watch_command(app, o),
-        add_hint_command(app, o),   add_reset_command(app, o),   add_doctor_command(app, o),
-        add_report_command(app, o), add_sass_command(app, o),    add_profile_command(app, o),
-        add_grade_command(app, o),  add_version_command(app, o), add_dev_command(app, o)};
+    std::vector<Command> commands{add_list_command(app, o),  add_check_command(app, o),
+                                  add_watch_command(app, o), add_hint_command(app, o),
+                                  add_reset_command(app, o), add_version_command(app, o)};
+    if (add_tools) {
+        for (auto& c : add_tools(app, o)) commands.push_back(std::move(c));
+    } else {
+        // Each of tools.h's commands, as far as this executable knows it: its name and summary,
+        // for --help and "did you mean" (run() forwards a command line that names one).
+        for (const auto& t : kToolCommands) {
+            auto* stub = app.add_subcommand(t.name, t.summary);
+            stub->allow_extras();
+            const char* name = t.name;
+            commands.push_back({stub, [name, argv] { return forward_to_tools(name, argv); }});
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {

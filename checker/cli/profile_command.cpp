@@ -16,6 +16,7 @@
 #include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
+#include "tools.h"
 
 namespace cudalings::cli {
 namespace {
@@ -157,10 +158,7 @@ int run_profile(const Options& o, const ProfileArgs& a) {
 }  // namespace
 
 Command add_profile_command(CLI::App& app, Options& o) {
-    auto* profile = app.add_subcommand(
-        "profile",
-        "Nsight Compute (ncu) on one timed call of a step: each kernel's duration, DRAM "
-        "throughput, occupancy and the lesson's metrics");
+    auto* profile = app.add_subcommand("profile", tool_summary("profile"));
     auto args = std::make_shared<ProfileArgs>();
     profile->add_option("step", o.step, "the step (default: the one you are on)");
     profile->add_flag("--solutions", o.solutions, "profile the reference solution, not yours");

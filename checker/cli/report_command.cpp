@@ -12,6 +12,7 @@
 #include "../core/html_report.h"
 #include "../core/verdict.h"
 #include "cli.h"
+#include "tools.h"
 
 namespace cudalings::cli {
 namespace {
@@ -60,8 +61,7 @@ int run_report(const Options& o, const std::string& out_arg, const std::string& 
 }  // namespace
 
 Command add_report_command(CLI::App& app, Options& o) {
-    auto* report = app.add_subcommand(
-        "report", "write an HTML page: your progress and each lesson's staircase (SVG)");
+    auto* report = app.add_subcommand("report", tool_summary("report"));
     auto out = std::make_shared<std::string>();
     auto from = std::make_shared<std::string>();
     report->add_option("-o,--out", *out, "the file to write (default: .cudalings/report.html)");

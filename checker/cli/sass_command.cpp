@@ -15,6 +15,7 @@
 #include "../core/supervise.h"
 #include "../core/verdict.h"
 #include "cli.h"
+#include "tools.h"
 
 namespace fs = std::filesystem;
 
@@ -101,8 +102,7 @@ int run_sass(const Options& o, const SassArgs& a) {
 }  // namespace
 
 Command add_sass_command(CLI::App& app, Options& o) {
-    auto* sass = app.add_subcommand(
-        "sass", "the machine code (SASS, or PTX without cuobjdump) the compiler made of a step");
+    auto* sass = app.add_subcommand("sass", tool_summary("sass"));
     auto args = std::make_shared<SassArgs>();
     sass->add_option("step", o.step, "the step (default: the one you are on)");
     sass->add_flag("--ptx", args->ptx, "PTX instead of SASS");

@@ -152,22 +152,6 @@ std::string opening_marker(const Region& r) {
 
 // ---- results -------------------------------------------------------------------------------
 
-nlohmann::json to_json(const RunRecord& r) {
-    return {{"gpu", r.gpu},   {"date", r.date},           {"commit", r.commit},
-            {"cuda", r.cuda}, {"copy_gbps", r.copy_gbps}, {"solutions", r.solutions}};
-}
-
-RunRecord run_record_from_json(const nlohmann::json& j) {
-    RunRecord r;
-    r.gpu = j.value("gpu", "");
-    r.date = j.value("date", "");
-    r.commit = j.value("commit", "");
-    r.cuda = j.value("cuda", "");
-    r.copy_gbps = j.value("copy_gbps", 0.0);
-    r.solutions = j.value("solutions", false);
-    return r;
-}
-
 const Staircase* StoredResults::find(const std::string& lesson) const {
     for (const auto& s : staircases)
         if (s.lesson == lesson) return &s;

@@ -54,18 +54,6 @@ bool find_regions(const std::string& text, std::vector<Region>& regions, std::st
 // `<!-- cudalings:KIND key="value" ... -->`
 std::string opening_marker(const Region& r);
 
-// The run a results file comes from: `check --json` prints it as "run".
-struct RunRecord {
-    std::string gpu;         // "NVIDIA H100 80GB HBM3"
-    std::string date;        // "2026-12-05", the day the run started (local time)
-    std::string commit;      // the commit the checker was built from, "" when unknown
-    std::string cuda;        // the CUDA release that compiled the steps ("13.0"), "" when unknown
-    double copy_gbps = 0;    // this GPU's measured copy rate in the run (0: nothing was timed)
-    bool solutions = false;  // --solutions: the reference files were checked
-};
-nlohmann::json to_json(const RunRecord& r);
-RunRecord run_record_from_json(const nlohmann::json& j);
-
 struct StoredResults {
     RunRecord run;
     std::vector<Staircase> staircases;

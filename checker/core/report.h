@@ -37,11 +37,11 @@ struct StepReport {
     // The problem's advice per verdict, as the runner announced it (for verdicts it cannot
     // report itself: a hang ends the runner).
     std::vector<std::pair<std::string, std::string>> advice_by_verdict;
-    bool sampled_values = false;  // CasesEvent: emulated large sizes judged where sampled
-    std::string load_error;                  // the built file could not be used by the runner
-    std::string internal_error;              // the runner failed (the checker's fault)
-    std::vector<std::string> notes;          // what could not be checked, and why
-    std::vector<GoalResult> goals;           // performance goals, under emulation (goals.h)
+    bool sampled_values = false;     // CasesEvent: emulated large sizes judged where sampled
+    std::string load_error;          // the built file could not be used by the runner
+    std::string internal_error;      // the runner failed (the checker's fault)
+    std::vector<std::string> notes;  // what could not be checked, and why
+    std::vector<GoalResult> goals;   // performance goals, under emulation (goals.h)
     std::vector<SanitizerFinding> findings;  // from --sanitize
     std::string sanitizer_note;              // e.g. "compute-sanitizer not found"
     std::string hint;
@@ -115,5 +115,18 @@ StepReport step_report_from_json(const nlohmann::json& j);  // for tests and bat
 // "781.2 µs", "1.23 ms"
 std::string format_time_us(double us);
 std::string format_seed(std::uint64_t seed);  // 16 hex digits
+
+// The run a `check --json` belongs to, printed as its "run": what a stored results file
+// (generated.h) and `cudalings dev update` name a table by.
+struct RunRecord {
+    std::string gpu;         // "NVIDIA H100 80GB HBM3"
+    std::string date;        // "2026-12-05", the day the run started (local time)
+    std::string commit;      // the commit the checker was built from, "" when unknown
+    std::string cuda;        // the CUDA release that compiled the steps ("13.0"), "" when unknown
+    double copy_gbps = 0;    // this GPU's measured copy rate in the run (0: nothing was timed)
+    bool solutions = false;  // --solutions: the reference files were checked
+};
+nlohmann::json to_json(const RunRecord& r);
+RunRecord run_record_from_json(const nlohmann::json& j);
 
 }  // namespace cudalings
