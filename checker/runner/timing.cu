@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "device.h"
@@ -157,6 +159,8 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     t.warmup_ms = ms_since(warm_start);
     t.warmup_rounds = static_cast<int>(warm_mine.size());
 
+    const char* order = std::getenv("CUDALINGS_TIMING_ORDER");
+    const bool reference_first = order && std::string(order) == "reference-first";
     cudalings::StopRule rule;
     rule.min_samples = 10;
     rule.max_samples = 200;
@@ -187,6 +191,14 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
         t.untimed_ms += ms_since(untimed);
+        // CUDALINGS_TIMING_ORDER=reference-first (an experiment, docs/methodology.md): the
+        // reference's call first in each round, then the learner's, whose output is verified.
+        if (with_reference && reference_first) {
+            their_samples.add(time_one(reference, s));
+            untimed = Clock::now();
+            flush.run(s);
+            t.untimed_ms += ms_since(untimed);
+        }
         mine_samples.add(time_one(learner, s, remote));
         // Every timed output is verified (untimed).
         untimed = Clock::now();
@@ -198,7 +210,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             t.failure = check;
             break;
         }
-        if (with_reference) {
+        if (with_reference && !reference_first) {
             untimed = Clock::now();
             flush.run(s);
             t.untimed_ms += ms_since(untimed);
