@@ -90,8 +90,8 @@ int forward_to_tools(const char* command, char** argv) {
             return exit_code::usage;
         }
         std::cerr << "cudalings: `" << command
-                  << "` and the other instructor's and author's commands (doctor, report, sass, "
-                     "profile, grade, dev) are built on first use: building them now, once\n";
+                  << "` is one of the instructor's and author's commands (doctor, report, sass, "
+                     "profile, grade, dev), built on first use: building them now, once\n";
         ChildOptions build;
         build.wall_seconds = 3600;
         build.output_cap = 1 << 20;

@@ -149,6 +149,16 @@ void check_links(const std::string& root, const LessonInfo& lesson,
     }
 }
 
+// The lesson's row in the root README's course table: what the learner writes and what the
+// lesson teaches (`dev update` writes the table from them).
+void check_summary(const LessonInfo& lesson, std::vector<DevFinding>& found) {
+    if (lesson.summary_write.empty() || lesson.summary_teaches.empty())
+        found.push_back({"summary", "checks/" + lesson.id + "/lesson.json",
+                         "no \"summary\": {\"write\": \"...\", \"teaches\": \"...\"} (the "
+                         "lesson's row in the root README's course table: what the learner "
+                         "writes, what the lesson teaches)"});
+}
+
 void check_profile(const LessonInfo& lesson, std::vector<DevFinding>& found) {
     const std::string part = "checks/" + lesson.id + "/lesson.json";
     const auto summary = summary_metrics();
@@ -171,7 +181,7 @@ void check_profile(const LessonInfo& lesson, std::vector<DevFinding>& found) {
 }  // namespace
 
 std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manifest,
-                                  const ChecksLister& list_checks) {
+                                  const ChecksLister& list_checks, const std::string& cmake) {
     std::vector<DevFinding> found;
     for (const auto& lesson : manifest.lessons) {
         const std::string part = "checks/" + lesson.id + "/lesson.json";
@@ -214,11 +224,12 @@ std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manif
         check_fixtures(root, lesson, found);
         check_links(root, lesson, found);
         check_profile(lesson, found);
+        check_summary(lesson, found);
     }
     // The hostile grading submissions belong to no lesson.
     for (const auto& path : fixture_files(root, FixtureKind::hostile))
         check_fixture(root, nullptr, read_fixture(path, root), found);
-    for (const auto& [file, message] : stale_generated(root, manifest))
+    for (const auto& [file, message] : stale_generated(root, manifest, cmake))
         found.push_back({"generated", file, message});
     return found;
 }

@@ -33,7 +33,7 @@ namespace cudalings {
 
 struct DevFinding {
     std::string rule;  // "files", "hints", "gpu", "problems", "baselines", "fixtures", "links",
-                       // "profile", "generated"
+                       // "profile", "summary", "generated"
     std::string file;  // what to fix, relative to the course root
     std::string message;
 };
@@ -47,8 +47,9 @@ struct ChecksContents {
 };
 using ChecksLister = std::function<ChecksContents(const LessonInfo&)>;
 
-// Every finding in the course at `root` (manifest already read from it).
+// Every finding in the course at `root` (manifest already read from it). With `cmake` (a CMake
+// program) the pristine record is checked too (generated.h's stale_generated).
 std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manifest,
-                                  const ChecksLister& list_checks);
+                                  const ChecksLister& list_checks, const std::string& cmake = "");
 
 }  // namespace cudalings

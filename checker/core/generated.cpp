@@ -747,6 +747,21 @@ bool write_pristine_record(const std::string& root, const std::string& cmake, Up
     return true;
 }
 
+// Whether the pristine record matches lessons/, by the script that defines it (its check mode);
+// true where the course has no record script (a course of its own, not this project's).
+bool pristine_record_current(const std::string& root, const std::string& cmake) {
+    const fs::path script = fs::path(root) / kRecordScript;
+    std::error_code ec;
+    if (!fs::exists(script, ec)) return true;
+    ChildOptions co;
+    co.wall_seconds = 120;
+    const auto r =
+        run_supervised({cmake, "-DROOT=" + root, "-DRECORD=" + (fs::path(root) / kRecord).string(),
+                        "-DMODE=check", "-P", script.string()},
+                       co);
+    return r.exited_ok();
+}
+
 }  // namespace
 
 UpdateOutcome dev_update(const std::string& root, const Manifest& m, const UpdateOptions& o) {
@@ -800,7 +815,8 @@ UpdateOutcome dev_update(const std::string& root, const Manifest& m, const Updat
 }
 
 std::vector<std::pair<std::string, std::string>> stale_generated(const std::string& root,
-                                                                 const Manifest& m) {
+                                                                 const Manifest& m,
+                                                                 const std::string& cmake) {
     std::vector<std::pair<std::string, std::string>> found;
     std::vector<std::string> errors;
     auto docs = course_documents(root, m, errors);
@@ -824,6 +840,10 @@ std::vector<std::pair<std::string, std::string>> stale_generated(const std::stri
                                               "`./cudalings dev update`");
             }
         }
+    if (!cmake.empty() && !pristine_record_current(root, cmake))
+        found.emplace_back(kRecord,
+                           "does not match the files under lessons/ (a lesson file was added or "
+                           "changed since): run `./cudalings dev update`");
     return found;
 }
 

@@ -102,8 +102,10 @@ struct UpdateOutcome {
 UpdateOutcome dev_update(const std::string& root, const Manifest& m, const UpdateOptions& options);
 
 // What `dev check` says of the generated parts: (file, message) for every region that differs
-// from what dev_update would write, or that cannot be generated.
+// from what dev_update would write, or that cannot be generated; with `cmake` (a CMake program)
+// also the pristine record where the course has one and it does not match lessons/.
 std::vector<std::pair<std::string, std::string>> stale_generated(const std::string& root,
-                                                                 const Manifest& m);
+                                                                 const Manifest& m,
+                                                                 const std::string& cmake = "");
 
 }  // namespace cudalings

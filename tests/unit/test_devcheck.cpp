@@ -10,7 +10,9 @@
 #include "coverage.h"
 #include "devcheck.h"
 #include "fixtures.h"
+#include "generated.h"
 #include "manifest.h"
+#include "supervise.h"
 
 using namespace cudalings;
 namespace fs = std::filesystem;
@@ -26,8 +28,9 @@ struct DemoCourse {
         for (const char* dir : {"lessons/01_demo", "solutions/01_demo", "checks/01_demo/fixtures"})
             fs::create_directories(root / dir);
         write("course.json", R"({"lessons": ["01_demo"]})");
-        write("checks/01_demo/lesson.json",
-              R"({"id": "01_demo", "title": "Demo", "problem": "demo",
+        write(
+            "checks/01_demo/lesson.json",
+            R"({"id": "01_demo", "title": "Demo", "problem": "demo", "summary": {"write": "w", "teaches": "t"},
                   "steps": [{"id": "01_a", "hint": "h"}, {"id": "02_b", "hint": "h"}],
                   "baselines": [{"name": "cub", "title": "cub::Something"}]})");
         for (const char* side : {"lessons", "solutions"})
@@ -76,7 +79,7 @@ TEST_CASE("dev check: every step has a skeleton and a solution, and no file is l
 TEST_CASE("dev check: every step has a hint", "[devcheck]") {
     DemoCourse course;
     course.write("checks/01_demo/lesson.json",
-                 R"({"id": "01_demo", "problem": "demo",
+                 R"({"id": "01_demo", "problem": "demo", "summary": {"write": "w", "teaches": "t"},
                      "steps": [{"id": "01_a", "hint": "h"}, {"id": "02_b"}],
                      "baselines": [{"name": "cub"}]})");
     CHECK_THAT(course.only("hints").message, Catch::Matchers::ContainsSubstring("02_b"));
@@ -90,7 +93,7 @@ TEST_CASE("dev check: a step the emulator cannot build says it needs a GPU", "[d
     CHECK_THAT(f.message, Catch::Matchers::ContainsSubstring("02_b"));
     CHECK_THAT(f.message, Catch::Matchers::ContainsSubstring("needs_gpu"));
     course.write("checks/01_demo/lesson.json",
-                 R"({"id": "01_demo", "problem": "demo",
+                 R"({"id": "01_demo", "problem": "demo", "summary": {"write": "w", "teaches": "t"},
                      "steps": [{"id": "01_a", "hint": "h"},
                                {"id": "02_b", "hint": "h", "needs_gpu": true}],
                      "baselines": [{"name": "cub"}]})");
@@ -117,11 +120,12 @@ TEST_CASE("dev check: every baseline is registered by the lesson's baselines", "
 TEST_CASE("dev check: a lesson's profile metrics are ones the course explains", "[devcheck]") {
     DemoCourse course;
     const auto lesson = [&](const std::string& metrics) {
-        course.write("checks/01_demo/lesson.json",
-                     R"({"id": "01_demo", "problem": "demo",
+        course.write(
+            "checks/01_demo/lesson.json",
+            R"({"id": "01_demo", "problem": "demo", "summary": {"write": "w", "teaches": "t"},
                          "steps": [{"id": "01_a", "hint": "h"}, {"id": "02_b", "hint": "h"}],
                          "baselines": [{"name": "cub"}], "profile": {"metrics": [)" +
-                         metrics + "]}}");
+                metrics + "]}}");
     };
     lesson(R"("lts__t_sector_hit_rate.pct", "dram__bytes_read.sum")");
     CHECK(course.check().empty());
@@ -133,6 +137,48 @@ TEST_CASE("dev check: a lesson's profile metrics are ones the course explains", 
     CHECK_THAT(course.only("profile").message, Catch::Matchers::ContainsSubstring("twice"));
     lesson(R"("gpu__time_duration.sum")");
     CHECK_THAT(course.only("profile").message, Catch::Matchers::ContainsSubstring("summary"));
+}
+
+TEST_CASE("dev check: every lesson has its row of the course table", "[devcheck]") {
+    DemoCourse course;
+    course.write("checks/01_demo/lesson.json",
+                 R"({"id": "01_demo", "problem": "demo", "summary": {"write": "w"},
+                     "steps": [{"id": "01_a", "hint": "h"}, {"id": "02_b", "hint": "h"}],
+                     "baselines": [{"name": "cub"}]})");
+    const DevFinding half = course.only("summary");
+    CHECK(half.file == "checks/01_demo/lesson.json");
+    CHECK_THAT(half.message, Catch::Matchers::ContainsSubstring("teaches"));
+}
+
+TEST_CASE("dev check: a pristine record that no longer matches lessons/ is named", "[devcheck]") {
+    const std::string cmake = cudalings::find_program("cmake");
+    if (cmake.empty()) SKIP("no cmake on PATH");
+    DemoCourse course;
+    fs::create_directories(course.root / "cmake");
+    fs::copy_file(fs::path(CUDALINGS_SOURCE_DIR) / "cmake" / "CudalingsPristineRecord.cmake",
+                  course.root / "cmake" / "CudalingsPristineRecord.cmake");
+    const Manifest m = load_manifest(course.root.string());
+    const ChecksContents c = course.contents;
+    const auto check = [&] {
+        return dev_check(
+            course.root.string(), m, [c](const LessonInfo&) { return c; }, cmake);
+    };
+    // No record yet, then the record of the files as they are, then a skeleton edited after it.
+    auto found = check();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].rule == "generated");
+    CHECK(found[0].file == "cmake/pristine-lessons.sha256");
+    CHECK_THAT(found[0].message, Catch::Matchers::ContainsSubstring("./cudalings dev update"));
+    UpdateOptions options;
+    options.cmake = cmake;
+    REQUIRE(dev_update(course.root.string(), m, options).error.empty());
+    CHECK(check().empty());
+    course.write("lessons/01_demo/01_a.cu", "// a step, edited\n");
+    found = check();
+    REQUIRE(found.size() == 1);
+    CHECK(found[0].file == "cmake/pristine-lessons.sha256");
+    // Without a CMake to run the record's script, the record is not looked at.
+    CHECK(course.check().empty());
 }
 
 TEST_CASE("dev check: every fixture has a valid header", "[devcheck]") {

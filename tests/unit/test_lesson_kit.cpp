@@ -1,12 +1,15 @@
 // The lesson kit's promise: a lesson plugs in through its own folders (lessons/NN, solutions/NN,
-// checks/NN) and one line of course order, with no edit anywhere else. tests/throwaway holds such
-// a lesson (saxpy) in a course of its own; this test checks it with the real `cudalings`.
+// checks/NN) and one line of course order, then `dev update` writes what is generated from them,
+// with no edit anywhere else. tests/throwaway holds such a lesson (saxpy); this test adds it to a
+// course exactly as docs/adding-a-lesson.md says and checks it with the real `cudalings`.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 
 #include "cli_support.h"
 
@@ -14,6 +17,17 @@ using namespace test_support;
 namespace fs = std::filesystem;
 
 namespace {
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+void write_text(const fs::path& path, const std::string& text) {
+    std::ofstream out(path);
+    out << text;
+    REQUIRE(out.good());
+}
 nlohmann::json check_json(const std::string& root, std::vector<std::string> args) {
     args.insert(args.begin(), {"--root", root});
     auto r = cudalings(args);
@@ -23,12 +37,46 @@ nlohmann::json check_json(const std::string& root, std::vector<std::string> args
 }
 }  // namespace
 
-TEST_CASE("a throwaway lesson plugs in through its own folders alone", "[kit]") {
+TEST_CASE("a lesson added as docs/adding-a-lesson.md says plugs in", "[kit]") {
+    // A course with no lesson yet, made of this project's course-level files: the root README
+    // with its course table, the pristine record's script, course.json.
+    const fs::path source = CUDALINGS_SOURCE_DIR;
     const fs::path root = fs::path(test_support::temp_path("throwaway_course"));
-    fs::copy(fs::path(CUDALINGS_SOURCE_DIR) / "tests" / "throwaway", root,
-             fs::copy_options::recursive);
+    for (const char* dir : {"cmake", "lessons", "solutions", "checks"})
+        fs::create_directories(root / dir);
+    fs::copy_file(source / "README.md", root / "README.md");
+    fs::copy_file(source / "cmake" / "CudalingsPristineRecord.cmake",
+                  root / "cmake" / "CudalingsPristineRecord.cmake");
+    write_text(root / "course.json", "{\"lessons\": []}\n");
+    auto update = cudalings({"--root", root.string(), "dev", "update"});
+    INFO(update.out << update.err);
+    REQUIRE(update.code == 0);
 
-    // The course's own consistency: steps, hints, problems (both builds of its checks), links.
+    // The page's steps: the lesson's three folders, and its id in course.json...
+    for (const char* dir : {"lessons", "solutions", "checks"})
+        fs::copy(source / "tests" / "throwaway" / dir / "90_saxpy", root / dir / "90_saxpy",
+                 fs::copy_options::recursive);
+    write_text(root / "course.json", "{\"lessons\": [\"90_saxpy\"]}\n");
+    // ... which `dev check` finds incomplete, naming the command that completes it ...
+    auto stale = cudalings({"--root", root.string(), "dev", "check"});
+    INFO(stale.out << stale.err);
+    CHECK(stale.code != 0);
+    CHECK_THAT(stale.out, Catch::Matchers::ContainsSubstring("README.md"));
+    CHECK_THAT(stale.out, Catch::Matchers::ContainsSubstring("cmake/pristine-lessons.sha256"));
+    CHECK_THAT(stale.out, Catch::Matchers::ContainsSubstring("./cudalings dev update"));
+    // ... and then `dev update`: the course table has the lesson's row, the record its files.
+    update = cudalings({"--root", root.string(), "dev", "update"});
+    INFO(update.out << update.err);
+    REQUIRE(update.code == 0);
+    CHECK_THAT(read_text(root / "README.md"),
+               Catch::Matchers::ContainsSubstring(
+                   "| [90_saxpy](lessons/90_saxpy/README.md) | `out = a·x + y`, one thread per "
+                   "element | how a lesson plugs in: three folders and one line |"));
+    CHECK_THAT(read_text(root / "cmake" / "pristine-lessons.sha256"),
+               Catch::Matchers::ContainsSubstring("  90_saxpy/01_saxpy.cu"));
+
+    // The course's own consistency: steps, hints, problems (both builds of its checks), links,
+    // the summary, the generated parts.
     auto dev = cudalings({"--root", root.string(), "dev", "check"});
     INFO(dev.out << dev.err);
     CHECK(dev.code == 0);
