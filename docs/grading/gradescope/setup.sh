@@ -9,7 +9,7 @@ bash "$src/cudalings/docs/grading/install-ubuntu.sh"
 export PATH=/usr/local/cuda/bin:$PATH
 cmake -S "$src/cudalings" -B "$src/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
   -DCUDALINGS_BUILD_TESTS=OFF
-cmake --build "$src/build" --target cudalings cudalings-runner
+cmake --build "$src/build" --target cudalings cudalings-tools cudalings-runner
 rm -rf "$src/cudalings/solutions" "$src/cudalings/.git"
 # The secret seed, when the zip has one, is readable by root only.
 [ -f "$src/secret" ] && chmod 600 "$src/secret"
