@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <chrono>
 #include <filesystem>
 
 #include "compile.h"
@@ -36,7 +38,42 @@ std::string writable_dir(const std::vector<std::string>& candidates) {
     return {};
 }
 
+// <32 hex digits>.so
+bool hex_entry(const std::string& name, std::size_t from) {
+    if (name.size() != from + 32 + 3 || name.compare(from + 32, 3, ".so") != 0) return false;
+    for (std::size_t i = from; i < from + 32; ++i)
+        if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return false;
+    return true;
+}
+
 }  // namespace
+
+std::string checks_cache_tag(const std::string& source, bool emulated, bool baselines) {
+    std::string lesson = fs::path(source).parent_path().filename().string();
+    for (char& c : lesson)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    return lesson + (emulated ? "-emu" : baselines ? "-gpu-baselines" : "-gpu");
+}
+
+int prune_checks_cache(const std::string& dir, const std::string& tag, const std::string& keep,
+                       double unused_seconds) {
+    int removed = 0;
+    std::error_code ec;
+    const auto now = fs::file_time_type::clock::now();
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+        const std::string name = entry.path().filename().string();
+        const bool ours = name.size() > tag.size() + 1 && name.compare(0, tag.size(), tag) == 0 &&
+                          name[tag.size()] == '-' && hex_entry(name, tag.size() + 1);
+        if ((!ours && !hex_entry(name, 0)) || entry.path().string() == keep) continue;
+        std::error_code time_error;
+        const auto used = fs::last_write_time(entry.path(), time_error);
+        if (time_error || std::chrono::duration<double>(now - used).count() < unused_seconds)
+            continue;
+        std::error_code remove_error;
+        if (fs::remove(entry.path(), remove_error)) ++removed;
+    }
+    return removed;
+}
 
 ChecksBuild build_checks(const ChecksToolchain& t, const std::string& source,
                          const std::vector<std::string>& include_dirs, bool emulated,
@@ -71,9 +108,13 @@ ChecksBuild build_checks(const ChecksToolchain& t, const std::string& source,
                        (t.cache_dirs.empty() ? std::string("none") : t.cache_dirs.front()) + ")";
         return result;
     }
-    result.object = dir + "/" + key.hex() + ".so";
+    const std::string tag = checks_cache_tag(source, emulated, baselines);
+    result.object = dir + "/" + tag + "-" + key.hex() + ".so";
     if (::access(result.object.c_str(), R_OK) == 0) {
         result.cached = true;
+        // Used now: the entry's time is its last use, which keeps it from being pruned.
+        std::error_code ec;
+        fs::last_write_time(result.object, fs::file_time_type::clock::now(), ec);
         return result;
     }
     const std::string temporary = result.object + ".tmp." + std::to_string(::getpid());
@@ -109,7 +150,10 @@ ChecksBuild build_checks(const ChecksToolchain& t, const std::string& source,
     if (result.error.empty()) fs::rename(temporary, result.object, ec);
     if (ec) result.error = "cannot store the lesson's checks: " + ec.message();
     for (const auto& f : {temporary, temporary + ".cpp", temporary + ".o"}) fs::remove(f, ec);
-    if (!result.error.empty()) result.object.clear();
+    if (!result.error.empty())
+        result.object.clear();
+    else
+        prune_checks_cache(dir, tag, result.object, t.unused_seconds);
     return result;
 }
 

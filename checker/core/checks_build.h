@@ -3,6 +3,9 @@
 // rewritten and built with the host compiler for the CPU emulator. The runner loads the result.
 // Builds are cached by content (sources, every header they can see, the tools, the runner), in
 // the tool's own cache (shared by every course and state directory) or the state directory.
+// An entry is named for its lesson and kind as well (checks_cache_tag): building one removes
+// the entries of the same lesson and kind that no check has used for a while, so the cache
+// holds about one entry per lesson and toolchain instead of one per course copy ever checked.
 #pragma once
 
 #include <string>
@@ -20,6 +23,9 @@ struct ChecksToolchain {
     std::string runner_identity;          // the runner the plugin will be loaded into
     std::vector<std::string> cache_dirs;  // tried in order; the first writable one is used
     double seconds = 300;                 // the build's wall-clock limit
+    // An entry of the same lesson and kind that no check has used for this long is removed when
+    // another is built (a check that found an entry may still be about to load it).
+    double unused_seconds = 600;
 };
 
 struct ChecksBuild {
@@ -33,6 +39,15 @@ struct ChecksBuild {
 ChecksBuild build_checks(const ChecksToolchain& t, const std::string& source,
                          const std::vector<std::string>& include_dirs, bool emulated,
                          bool baselines);
+
+// "01_vector_add-emu", "01_vector_add-gpu", "10_gemm-gpu-baselines": the lesson (the folder of
+// `source`) and the kind of build, which a cache entry's name starts with.
+std::string checks_cache_tag(const std::string& source, bool emulated, bool baselines);
+// Removes from `dir` the entries named `tag`-<32 hex digits>.so, other than `keep`, and those of
+// the unnamed form <32 hex digits>.so (built before entries had tags), whose last use is
+// `unused_seconds` old or more. Returns how many it removed.
+int prune_checks_cache(const std::string& dir, const std::string& tag, const std::string& keep,
+                       double unused_seconds);
 
 // The headers (.h, .cuh, .hpp) directly inside `dirs`, sorted: what a build can see.
 std::vector<std::string> headers_in(const std::vector<std::string>& dirs);

@@ -153,3 +153,53 @@ TEST_CASE("the policy screen attributes a library's own includes to it", "[polic
     REQUIRE(cub.has_value());
     CHECK(cub->rule == "no-cub");
 }
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+
+#include "checks_build.h"
+
+TEST_CASE("the checks cache keeps about one entry per lesson and kind", "[compile]") {
+    namespace fs = std::filesystem;
+    CHECK(checks_cache_tag("/course/checks/01_vector_add/checks.cu", true, false) ==
+          "01_vector_add-emu");
+    CHECK(checks_cache_tag("/course/checks/01_vector_add/checks.cu", false, false) ==
+          "01_vector_add-gpu");
+    CHECK(checks_cache_tag("/course/checks/10_gemm/baselines.cu", false, true) ==
+          "10_gemm-gpu-baselines");
+
+    const fs::path dir =
+        fs::temp_directory_path() / ("cudalings_checks_cache_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    const std::string hex_a(32, 'a'), hex_b(32, 'b'), hex_c(32, 'c');
+    const auto make = [&](const std::string& name, int minutes_unused) {
+        std::ofstream(dir / name) << "so";
+        fs::last_write_time(
+            dir / name, fs::file_time_type::clock::now() - std::chrono::minutes(minutes_unused));
+    };
+    make("01_vector_add-emu-" + hex_a + ".so", 30);            // older, same lesson and kind
+    make("01_vector_add-emu-" + hex_b + ".so", 1);             // used a minute ago: kept
+    make("01_vector_add-emu-" + hex_c + ".so", 0);             // the one just built
+    make("01_vector_add-gpu-" + hex_a + ".so", 30);            // another kind
+    make("01_vector_add-gpu-baselines-" + hex_a + ".so", 30);  // another kind
+    make("02_reduce-emu-" + hex_a + ".so", 30);                // another lesson
+    make(hex_a + ".so", 30);                                   // from before entries had tags
+    make(hex_b + ".so.tmp.123", 30);                           // not an entry
+    const std::string keep = (dir / ("01_vector_add-emu-" + hex_c + ".so")).string();
+    CHECK(prune_checks_cache(dir.string(), "01_vector_add-emu", keep, 600) == 2);
+    std::vector<std::string> left;
+    for (const auto& e : fs::directory_iterator(dir)) left.push_back(e.path().filename().string());
+    std::sort(left.begin(), left.end());
+    CHECK(left == std::vector<std::string>{
+                      "01_vector_add-emu-" + hex_b + ".so", "01_vector_add-emu-" + hex_c + ".so",
+                      "01_vector_add-gpu-" + hex_a + ".so",
+                      "01_vector_add-gpu-baselines-" + hex_a + ".so",
+                      "02_reduce-emu-" + hex_a + ".so", hex_b + ".so.tmp.123"});
+    // Once unused long enough, the newer one goes too, and the one kept stays.
+    CHECK(prune_checks_cache(dir.string(), "01_vector_add-emu", keep, 30) == 1);
+    CHECK(fs::exists(keep));
+    fs::remove_all(dir);
+}
