@@ -176,9 +176,16 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
     // The secret is in the grader's environment, where peek_secret looks for it, and so is a
     // token proc1_environ looks for through the sandbox's PID 1.
     const std::string token = "tok-91d2c6e4b7a3-not-for-students";
+    // The grader's own temporary folder and home, empty: a batch may use the first for its work
+    // folder, and must leave both as it found them.
+    const fs::path grader_tmp = dir / "grader-tmp", grader_home = dir / "grader-home";
+    fs::create_directories(grader_tmp);
+    fs::create_directories(grader_home);
     auto r = run_cudalings(args,
                            {{"CUDALINGS_SEED", "00112233445566778899aabbccddeeff"},
-                            {"CUDALINGS_HOSTILE_GRADER_TOKEN", token}},
+                            {"CUDALINGS_HOSTILE_GRADER_TOKEN", token},
+                            {"TMPDIR", grader_tmp.string()},
+                            {"HOME", grader_home.string()}},
                            instructor.string());
     {
         INFO("exit " << r.code << "\n" << r.err.substr(0, 6000));
@@ -232,9 +239,18 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
         for (pid_t pid : left) ::kill(pid, SIGKILL);
         CHECK(left.empty());
     }
-    // Nothing was written into the instructor's course, the submissions, or the checker's tree.
+    // Nothing was written into the instructor's course, the submissions, or the checker's tree,
+    // and nothing was left in the grader's temporary folder or home.
     CHECK(tree_hash(instructor) == course_before);
     CHECK(tree_hash(dir / "subs") == subs_before);
+    for (const fs::path& folder : {grader_tmp, grader_home}) {
+        std::vector<std::string> left;
+        for (const auto& e : fs::recursive_directory_iterator(folder))
+            left.push_back(e.path().string());
+        INFO(folder << " holds " << left.size()
+                    << " entries, the first: " << (left.empty() ? "" : left.front()));
+        CHECK(left.empty());
+    }
     const fs::path stray = source / ".cudalings-hostile-was-here";
     CHECK_FALSE(fs::exists(stray));
     fs::remove(stray);
