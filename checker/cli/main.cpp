@@ -20,6 +20,8 @@
 // (cli::run), entry.cpp is the executable's main(). The commands of tools.h (doctor, report,
 // sass, profile, grade, dev) are another executable's, cudalings-tools (tools_main.cpp): this
 // one forwards them to it, and builds it the first time one is asked for.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -83,6 +85,11 @@ void suggest(const CLI::App& app, int argc, char** argv) {
 int forward_to_tools(const char* command, char** argv) {
     const std::string dir = tool_dir();
     const std::string tools = dir + "/cudalings-tools";
+    // Another command may be building it right now: one build at a time, then the others find
+    // it built (the lock goes with this process, or with the exec below).
+    const int lock =
+        ::open((dir + "/cudalings-tools.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock >= 0) (void)::flock(lock, LOCK_EX);
     if (::access(tools.c_str(), X_OK) != 0) {
         if (::access((dir + "/CMakeCache.txt").c_str(), R_OK) != 0) {
             std::cerr << "cudalings: `" << command << "` is in cudalings-tools, which is not built "
@@ -92,6 +99,7 @@ int forward_to_tools(const char* command, char** argv) {
         std::cerr << "cudalings: `" << command
                   << "` is one of the instructor's and author's commands (doctor, report, sass, "
                      "profile, grade, dev), built on first use: building them now, once\n";
+        end_children_on_termination(clear_progress_line);  // Ctrl-C ends the build too
         ChildOptions build;
         build.wall_seconds = 3600;
         build.output_cap = 1 << 20;
