@@ -98,6 +98,9 @@ CLI::Validator positive_seconds();
 std::vector<std::string> command_names(const CLI::App& app);
 // The check options the commands that check (check, watch) share, on `command`.
 void add_check_flags(CLI::App* command, Options& o);
+// The CMake that built the checker, else the one on PATH ("" when there is none): what builds
+// cudalings-tools on first use and runs the course's scripts (the pristine record).
+std::string checker_cmake();
 // The course's pristine copy (build/pristine) when it exists, else "" (after saying why).
 std::string pristine_or_explain(const CoursePaths& paths);
 

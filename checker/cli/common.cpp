@@ -14,6 +14,7 @@
 #include "../core/hash.h"
 #include "../core/history.h"
 #include "../core/pristine.h"
+#include "../core/supervise.h"
 #include "../core/text.h"
 #include "../core/verdict.h"
 #include "cli.h"
@@ -21,6 +22,16 @@
 namespace fs = std::filesystem;
 
 namespace cudalings::cli {
+
+#ifndef CUDALINGS_CMAKE
+#define CUDALINGS_CMAKE ""
+#endif
+
+std::string checker_cmake() {
+    const std::string built_with = CUDALINGS_CMAKE;
+    return !built_with.empty() && !find_program(built_with).empty() ? built_with
+                                                                    : find_program("cmake");
+}
 
 std::string tool_dir() {
     char path[PATH_MAX];

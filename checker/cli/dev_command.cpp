@@ -78,18 +78,6 @@ std::vector<DevFinding> step_coverage(const CoursePaths& paths, const Manifest& 
     return found;
 }
 
-#ifndef CUDALINGS_CMAKE
-#define CUDALINGS_CMAKE ""
-#endif
-
-// The CMake that runs the course's scripts (the pristine record): the one that built the
-// checker, else the one on PATH ("" when there is none).
-std::string course_cmake() {
-    const std::string built_with = CUDALINGS_CMAKE;
-    return !built_with.empty() && !find_program(built_with).empty() ? built_with
-                                                                    : find_program("cmake");
-}
-
 int cmd_dev_check(const Options& o, const CheckFlags& flags) {
     CoursePaths paths;
     Manifest m;
@@ -105,7 +93,7 @@ int cmd_dev_check(const Options& o, const CheckFlags& flags) {
     if (!flags.coverage || flags.steps.empty())
         found = dev_check(
             paths.root, m, [&](const LessonInfo& lesson) { return checker.inspect_checks(lesson); },
-            course_cmake());
+            checker_cmake());
     std::vector<std::string> notes;
     std::size_t covered = 0;
     if (flags.coverage) {
@@ -169,7 +157,7 @@ int cmd_dev_update(const Options& o, const UpdateFlags& flags) {
     options.date = flags.date;
     options.store = flags.store;
     options.other_gpu = flags.other_gpu;
-    options.cmake = course_cmake();
+    options.cmake = checker_cmake();
     const UpdateOutcome out = dev_update(paths.root, m, options);
     if (o.json) {
         std::cout << versioned(

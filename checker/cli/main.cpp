@@ -38,10 +38,6 @@
 #include "run.h"
 #include "tools.h"
 
-#ifndef CUDALINGS_CMAKE
-#define CUDALINGS_CMAKE "cmake"
-#endif
-
 using namespace cudalings;
 using namespace cudalings::cli;
 
@@ -91,7 +87,8 @@ int forward_to_tools(const char* command, char** argv) {
         ::open((dir + "/cudalings-tools.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock >= 0) (void)::flock(lock, LOCK_EX);
     if (::access(tools.c_str(), X_OK) != 0) {
-        if (::access((dir + "/CMakeCache.txt").c_str(), R_OK) != 0) {
+        const std::string cmake = checker_cmake();
+        if (cmake.empty() || ::access((dir + "/CMakeCache.txt").c_str(), R_OK) != 0) {
             std::cerr << "cudalings: `" << command << "` is in cudalings-tools, which is not built "
                       << "beside " << dir << "/cudalings: build the target cudalings-tools\n";
             return exit_code::usage;
@@ -104,7 +101,7 @@ int forward_to_tools(const char* command, char** argv) {
         build.wall_seconds = 3600;
         build.output_cap = 1 << 20;
         const ChildResult built =
-            run_supervised({CUDALINGS_CMAKE, "--build", dir, "--target", "cudalings-tools"}, build);
+            run_supervised({cmake, "--build", dir, "--target", "cudalings-tools"}, build);
         if (!built.exited_ok()) {
             const std::string& said = built.out.head.empty() ? built.err.head : built.out.head;
             std::cerr << said.substr(said.size() > 4000 ? said.size() - 4000 : 0)

@@ -718,13 +718,26 @@ std::string regenerate(const Document& d, const Manifest& m, ResultsCache& cache
     return text + d.text.substr(at);
 }
 
-// The pristine record, by the one script that defines it (CMake's SHA-256); false, with
-// `error`, when the script fails.
+bool has_record_script(const std::string& root) {
+    std::error_code ec;
+    return fs::exists(fs::path(root) / kRecordScript, ec);
+}
+
+// The pristine record's script (CMake's SHA-256: the one definition of the record) in `mode`:
+// "write" rewrites the record, "check" fails when it does not match lessons/.
+ChildResult run_record_script(const std::string& root, const std::string& cmake, const char* mode) {
+    ChildOptions co;
+    co.wall_seconds = 120;
+    return run_supervised(
+        {cmake, "-DROOT=" + root, "-DRECORD=" + (fs::path(root) / kRecord).string(),
+         std::string("-DMODE=") + mode, "-P", (fs::path(root) / kRecordScript).string()},
+        co);
+}
+
+// Writes the pristine record; false, with `error`, when the script fails.
 bool write_pristine_record(const std::string& root, const std::string& cmake, UpdateOutcome& out,
                            std::string& error) {
-    const fs::path script = fs::path(root) / kRecordScript;
-    std::error_code ec;
-    if (!fs::exists(script, ec)) {
+    if (!has_record_script(root)) {
         out.notes.push_back(std::string("no ") + kRecordScript + ": no pristine record to write");
         return true;
     }
@@ -735,31 +748,13 @@ bool write_pristine_record(const std::string& root, const std::string& cmake, Up
     const std::string record = (fs::path(root) / kRecord).string();
     bool had = false;
     const std::string before = read_file(record, &had);
-    ChildOptions co;
-    co.wall_seconds = 120;
-    const auto r = run_supervised(
-        {cmake, "-DROOT=" + root, "-DRECORD=" + record, "-DMODE=write", "-P", script.string()}, co);
+    const auto r = run_record_script(root, cmake, "write");
     if (!r.exited_ok()) {
         error = "writing the pristine record failed: " + r.start_error + r.err.head;
         return false;
     }
     if (read_file(record) != before || !had) out.written.push_back(kRecord);
     return true;
-}
-
-// Whether the pristine record matches lessons/, by the script that defines it (its check mode);
-// true where the course has no record script (a course of its own, not this project's).
-bool pristine_record_current(const std::string& root, const std::string& cmake) {
-    const fs::path script = fs::path(root) / kRecordScript;
-    std::error_code ec;
-    if (!fs::exists(script, ec)) return true;
-    ChildOptions co;
-    co.wall_seconds = 120;
-    const auto r =
-        run_supervised({cmake, "-DROOT=" + root, "-DRECORD=" + (fs::path(root) / kRecord).string(),
-                        "-DMODE=check", "-P", script.string()},
-                       co);
-    return r.exited_ok();
 }
 
 }  // namespace
@@ -840,7 +835,9 @@ std::vector<std::pair<std::string, std::string>> stale_generated(const std::stri
                                               "`./cudalings dev update`");
             }
         }
-    if (!cmake.empty() && !pristine_record_current(root, cmake))
+    // The record, where the course has one: its script's check mode.
+    if (!cmake.empty() && has_record_script(root) &&
+        !run_record_script(root, cmake, "check").exited_ok())
         found.emplace_back(kRecord,
                            "does not match the files under lessons/ (a lesson file was added or "
                            "changed since): run `./cudalings dev update`");
