@@ -31,6 +31,13 @@ VARIANTS = {
     "b128_mb10_ld500": {"bs": 128, "mb": 10, "ld": 500},
     "b128_mb10_ldcs_stcs": {"bs": 128, "mb": 10, "load": "__ldcs", "store": "__stcs"},
     "b128_mb12": {"bs": 128, "mb": 12},
+    "ld3000": {"ld": 3000}, "ld6000": {"ld": 6000}, "ld8000": {"ld": 8000},
+    "ldcs_stcs_ld4000": {"load": "__ldcs", "store": "__stcs", "ld": 4000},
+    "ldcs_stcs_ld6000": {"load": "__ldcs", "store": "__stcs", "ld": 6000},
+    "stcs_ld4000": {"store": "__stcs", "ld": 4000},
+    "ldcs_ld4000": {"load": "__ldcs", "ld": 4000},
+    "ld4000_pd1000": {"ld": 4000, "pd": 1000},
+    "ldcs_stcs_ld4000_pd1000": {"load": "__ldcs", "store": "__stcs", "ld": 4000, "pd": 1000},
 }
 
 def apply(text, name):
@@ -49,4 +56,5 @@ if __name__ == "__main__":
         print(" ".join(VARIANTS))
     elif sys.argv[1] == "apply":
         path = sys.argv[3]
-        open(path, "w").write(apply(open(path).read(), sys.argv[2]))
+        text = apply(open(path).read(), sys.argv[2])
+        open(path, "w").write(text)

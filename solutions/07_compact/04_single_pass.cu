@@ -71,8 +71,11 @@ static_assert(kItems <= 32 && kVecs % 4 == 0, "keep is one 32-bit word; rounds p
 constexpr unsigned int kMinBlocksPerSM = 5;
 // After publishing its aggregate, warp 0 sleeps this long before its first poll: the tiles
 // just before it started at about the same time and are still loading; reading them now
-// would find them unpublished, or only aggregates, and cost more polls.
-constexpr unsigned int kLookbackDelayNs = 1000;
+// would find them unpublished, or only aggregates, and cost more polls. A block lives about
+// 12 us on an H100 (5 blocks per SM, 132 SMs, 32768 tiles in about 590 us), so 4 us is a third
+// of it: on the H100 1 us gave 1.09x CUB and 3-4 us 1.17-1.19x, while 6 us fell to 1.06x and
+// 0.96x (a sleeping block holds its SM's slot: fewer loads in flight). bench/compact_sweep.
+constexpr unsigned int kLookbackDelayNs = 4000;
 // Between two polls of predecessors that have not published yet, warp 0 sleeps this long,
 // rather than hammering L2 with loads that the publishing blocks' stores must queue behind.
 constexpr unsigned int kPollDelayNs = 300;
@@ -235,8 +238,10 @@ __global__ void __launch_bounds__(kBlockSize, kMinBlocksPerSM)
     const unsigned int prefix = prefix_shared;
 
     // 5. Coalesced stores, warp by warp: lane l writes the warp's staged elements l, l + 32, ...
+    //    __stcs: a streaming store (evict first). Nothing here reads `out` again, so its lines
+    //    need not push the status words and the input still on its way out of L2.
     float* const warp_out = out + prefix + warp_offset;
-    for (unsigned int k = lane; k < warp_count; k += kWarpSize) warp_out[k] = warp_stage[k];
+    for (unsigned int k = lane; k < warp_count; k += kWarpSize) __stcs(&warp_out[k], warp_stage[k]);
 
     // 6. The last tile knows the total.
     if (tile == tiles - 1 && threadIdx.x == 0) *count = prefix + tile_total;
