@@ -159,8 +159,14 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     t.warmup_ms = ms_since(warm_start);
     t.warmup_rounds = static_cast<int>(warm_mine.size());
 
-    const char* order = std::getenv("CUDALINGS_TIMING_ORDER");
-    const bool reference_first = order && std::string(order) == "reference-first";
+    // Which side's call comes first in a round. Measured on the H100 (docs/methodology.md): in
+    // one step (07/3) the call in one place of the round ran 3-4% faster than in the other
+    // whichever side it was, so each side takes each place in turn (round by round), and a
+    // place's advantage goes to neither. CUDALINGS_TIMING_ORDER=learner-first or
+    // reference-first fixes the order instead (the experiments that found it).
+    const char* order_env = std::getenv("CUDALINGS_TIMING_ORDER");
+    const std::string order = order_env ? order_env : "alternate";
+    std::size_t round = 0;
     cudalings::StopRule rule;
     rule.min_samples = 10;
     rule.max_samples = 200;
@@ -191,8 +197,10 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
         t.untimed_ms += ms_since(untimed);
-        // CUDALINGS_TIMING_ORDER=reference-first (an experiment, docs/methodology.md): the
-        // reference's call first in each round, then the learner's, whose output is verified.
+        const bool reference_first =
+            order == "reference-first" || (order == "alternate" && round++ % 2 == 1);
+        // The reference's call first in this round, then the learner's, whose output is
+        // verified; or the learner's first and the reference's after it.
         if (with_reference && reference_first) {
             their_samples.add(time_one(reference, s));
             untimed = Clock::now();
