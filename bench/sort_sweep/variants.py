@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Lesson 13 step 4's variants for sort_sweep: each is the solution with some of its knobs changed
+by exact text substitutions (so a variant can be applied to the solution as it is).
+
+  variants.py write DIR        one DIR/NAME.cu per variant (base: the solution unchanged)
+  variants.py apply NAME FILE  the substitutions of NAME, in place, on FILE (the solution)
+"""
+import sys
+
+SOLUTION = "solutions/13_sort/04_onesweep.cu"
+KNOBS = {
+    # keys per thread (the tile is 256 of them; at least 16: the workspace holds 256 status
+    # words per 1024 keys and pass... per 4096 keys and four passes)
+    "items": ("constexpr unsigned int kItems = 16;                // keys per thread",
+              "constexpr unsigned int kItems = {};                // keys per thread"),
+    # one instruction for the lanes with the same digit, instead of eight ballots
+    "match": ("        const unsigned int peers = same_digit_lanes(digit);",
+              "        const unsigned int peers = {}(kFullMask, digit);"),
+    # a pause before reading an unpublished status word again
+    "sleep": ("            if ((word & kFlagMask) == 0) continue;  // not published yet: read it again",
+              "            if ((word & kFlagMask) == 0) {{ __nanosleep({}); continue; }}"),
+    # blocks per SM asked of ptxas (a register cap) for the pass kernel
+    "minb": ("__global__ void __launch_bounds__(kThreads)\n    onesweep_pass(",
+             "__global__ void __launch_bounds__(kThreads, {})\n    onesweep_pass("),
+    # streaming stores of the scattered keys
+    "store": ("        dst[s_offset[(key >> shift) & 0xffu] + i] = key;",
+              "        {}(&dst[s_offset[(key >> shift) & 0xffu] + i], key);"),
+}
+VARIANTS = {
+    "base": {},
+    "match": {"match": "__match_any_sync"},
+    "items20": {"items": 20}, "items24": {"items": 24}, "items32": {"items": 32},
+    "match_items20": {"match": "__match_any_sync", "items": 20},
+    "match_items24": {"match": "__match_any_sync", "items": 24},
+    "match_items32": {"match": "__match_any_sync", "items": 32},
+    "sleep100": {"sleep": 100}, "sleep500": {"sleep": 500},
+    "minb2": {"minb": 2}, "minb3": {"minb": 3}, "minb4": {"minb": 4},
+    "match_minb3": {"match": "__match_any_sync", "minb": 3},
+    "match_items24_minb2": {"match": "__match_any_sync", "items": 24, "minb": 2},
+    "stcs": {"store": "__stcs"},
+    "match_stcs": {"match": "__match_any_sync", "store": "__stcs"},
+    "match_items24_stcs": {"match": "__match_any_sync", "items": 24, "store": "__stcs"},
+    "match_sleep100": {"match": "__match_any_sync", "sleep": 100},
+    "match_minb4": {"match": "__match_any_sync", "minb": 4},
+    "match_items20_minb3": {"match": "__match_any_sync", "items": 20, "minb": 3},
+    "match_items32_minb2": {"match": "__match_any_sync", "items": 32, "minb": 2},
+}
+
+def apply(text, name):
+    for knob, value in VARIANTS[name].items():
+        old, new = KNOBS[knob]
+        if text.count(old) != 1:
+            sys.exit(f"{name}: the solution no longer has exactly one '{old}'")
+        text = text.replace(old, new.format(value))
+    return text
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        base = open(SOLUTION).read()
+        for name in VARIANTS:
+            open(f"{sys.argv[2]}/{name}.cu", "w").write(apply(base, name))
+        print(" ".join(VARIANTS))
+    elif sys.argv[1] == "apply":
+        path = sys.argv[3]
+        text = apply(open(path).read(), sys.argv[2])
+        open(path, "w").write(text)
