@@ -25,6 +25,25 @@ KNOBS = {
     # streaming stores of the scattered keys
     "store": ("        dst[s_offset[(key >> shift) & 0xffu] + i] = key;",
               "        {}(&dst[s_offset[(key >> shift) & 0xffu] + i], key);"),
+    # onesweep's early counts: the aggregate is published as soon as the rank has the tile's
+    # count of each digit (before its block scan and the keys' final positions), so successors
+    # waiting on this tile wait less. Several substitutions; the value is not used.
+    "early": [
+        ("__device__ void rank_keys(const unsigned int (&keys)[kItems], unsigned int (&pos)[kItems],\n"
+         "                          unsigned int shift, RankStorage& s) {",
+         "__device__ void rank_keys(const unsigned int (&keys)[kItems], unsigned int (&pos)[kItems],\n"
+         "                          unsigned int shift, RankStorage& s, unsigned int* publish,\n"
+         "                          unsigned int flag, unsigned int padding) {"),
+        ("        s.counts[w][d] = total;\n        total += c;\n    }\n",
+         "        s.counts[w][d] = total;\n        total += c;\n    }\n"
+         "    *reinterpret_cast<volatile unsigned int*>(publish) =\n"
+         "        flag | (total - (d == kRadix - 1 ? padding : 0u));\n"),
+        ("    rank_keys(keys, pos, shift, s_rank);",
+         "    rank_keys(keys, pos, shift, s_rank, &status[static_cast<size_t>(tile) * kRadix + threadIdx.x],\n"
+         "              tile == 0 ? kFlagInclusive : kFlagAggregate, kTile - count);"),
+        ("    store_status(&word_of[static_cast<size_t>(tile) * kRadix],\n"
+         "                 (tile == 0 ? kFlagInclusive : kFlagAggregate) | mine);\n", ""),
+    ],
 }
 VARIANTS = {
     "base": {},
@@ -44,14 +63,19 @@ VARIANTS = {
     "match_minb4": {"match": "__match_any_sync", "minb": 4},
     "match_items20_minb3": {"match": "__match_any_sync", "items": 20, "minb": 3},
     "match_items32_minb2": {"match": "__match_any_sync", "items": 32, "minb": 2},
+    "early": {"early": 1},
+    "early_match": {"early": 1, "match": "__match_any_sync"},
+    "early_match_items24": {"early": 1, "match": "__match_any_sync", "items": 24},
+    "early_match_stcs": {"early": 1, "match": "__match_any_sync", "store": "__stcs"},
 }
 
 def apply(text, name):
     for knob, value in VARIANTS[name].items():
-        old, new = KNOBS[knob]
-        if text.count(old) != 1:
-            sys.exit(f"{name}: the solution no longer has exactly one '{old}'")
-        text = text.replace(old, new.format(value))
+        pairs = KNOBS[knob] if isinstance(KNOBS[knob], list) else [KNOBS[knob]]
+        for old, new in pairs:
+            if text.count(old) != 1:
+                sys.exit(f"{name}: the solution no longer has exactly one '{old}'")
+            text = text.replace(old, new.format(value) if isinstance(KNOBS[knob], tuple) else new)
     return text
 
 if __name__ == "__main__":
