@@ -39,6 +39,11 @@ struct Arena {
     std::uintptr_t begin = 0, end = 0, next = 0;
     std::size_t gap_before_next = kGap;  // unmapped between the last allocation and `next`
     std::map<std::uintptr_t, std::unique_ptr<Allocation>> allocations;  // by begin
+    // The device allocations the protection opens and closes around kernels (neither freed nor
+    // pinned), by begin; and the pinned ones, which stay open: a run of closed memory that
+    // spans none of them closes with one mprotect.
+    std::map<std::uintptr_t, Allocation*> closable;
+    std::map<std::uintptr_t, Allocation*> pinned;
     Allocation* last = nullptr;
 };
 
@@ -110,8 +115,45 @@ void set_access(const Allocation& a, bool open) {
     }
     ::mprotect(reinterpret_cast<void*>(a.begin), a.mapped, prot);
 }
+// Opens every closable allocation (one mprotect each: the gaps between them stay closed), or
+// closes them all. Closing coalesces: what lies between two allocations is a gap or a freed
+// allocation, closed already, unless a pinned allocation lies there or the pages of an
+// allocation's values made on demand (which keep their own protection); so one mprotect closes
+// each run of allocations between those.
 void set_all_access(bool open) {
-    for (auto& [begin, a] : the_arena().allocations) set_access(*a, open);
+    Arena& ar = the_arena();
+    if (open) {
+        for (auto& [begin, a] : ar.closable) set_access(*a, true);
+        return;
+    }
+    std::uintptr_t run_lo = 0, run_hi = 0;  // the run being gathered, [run_lo, run_hi)
+    auto flush = [&] {
+        if (run_hi > run_lo)
+            ::mprotect(reinterpret_cast<void*>(run_lo), run_hi - run_lo, PROT_NONE);
+        run_lo = run_hi = 0;
+    };
+    auto add = [&](std::uintptr_t lo, std::uintptr_t hi) {
+        if (lo >= hi) return;
+        if (run_hi > run_lo) {
+            auto p = ar.pinned.lower_bound(run_hi);
+            if (p != ar.pinned.end() && p->first < lo) flush();  // a pinned allocation between
+        }
+        if (run_hi > run_lo)
+            run_hi = hi;
+        else
+            run_lo = lo, run_hi = hi;
+    };
+    for (auto& [begin, a] : ar.closable) {
+        std::uintptr_t lo = 0, hi = 0;
+        if (a->sampled && on_demand_span(*a, &lo, &hi)) {
+            add(a->begin, lo);
+            flush();  // the span between stays as it is
+            add(hi, a->begin + a->mapped);
+        } else {
+            add(a->begin, a->begin + a->mapped);
+        }
+    }
+    flush();
 }
 
 cudaError_t set_error(cudaError_t e) {
@@ -156,6 +198,7 @@ cudaError_t allocate(void** p, std::size_t bytes, bool host, const std::string& 
         std::lock_guard<std::mutex> lock(pr.m);
         if (pr.on && pr.open == 0) set_access(*alloc, false);
     }
+    (host ? a.pinned : a.closable)[at] = alloc.get();
     a.allocations[at] = std::move(alloc);
     *p = reinterpret_cast<void*>(at);
     return cudaSuccess;
@@ -180,6 +223,8 @@ cudaError_t release(void* p, bool host, const std::string& where) {
         return set_error(cudaErrorInvalidValue);
     }
     Allocation& al = *it->second;
+    a.closable.erase(al.begin);
+    a.pinned.erase(al.begin);
     if (al.sampled) forget_sampled(al);
     al.freed = true;
     al.freed_where = where;
@@ -357,8 +402,24 @@ bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
         std::lock_guard<std::mutex> lock(pr.m);
         if (pr.on && pr.open == 0) set_access(*alloc, false);
     }
+    a.closable[at] = alloc.get();
     a.allocations[at] = std::move(alloc);
     return true;
+}
+
+void drop_allocation(const void* p) {
+    Arena& a = arena();
+    auto it = a.allocations.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == a.allocations.end() || !it->second->checker || it->second->freed) return;
+    Allocation& al = *it->second;
+    a.closable.erase(al.begin);
+    if (al.sampled) forget_sampled(al);
+    al.freed = true;
+    al.freed_where = "the checker (it took the buffer back)";
+    ::mprotect(reinterpret_cast<void*>(al.begin), al.mapped, PROT_NONE);
+    delete al.shadow;
+    al.shadow = nullptr;
+    if (a.last == &al) a.last = nullptr;
 }
 
 bool in_arena(std::uintptr_t a) {

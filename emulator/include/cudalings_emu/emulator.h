@@ -121,12 +121,15 @@ CUDALINGS_EMU_API Statistics statistics();
 //     upper half.
 //   adopt_allocation: the learner's side of one of the judge's allocations (its start and size
 //     as the judge made it), accessible from now on and named `name` in reports.
+//   drop_allocation: an adopted allocation the judge took back: closed here for good (a kernel
+//     that still reaches it makes a use after free), and no longer opened around kernels.
 CUDALINGS_EMU_API int share_device_memory(std::string* why);
 // Whether `p` lies in the emulator's device memory (async-signal-safe: a fault handler asks).
 CUDALINGS_EMU_API bool is_device_address(const void* p);
 CUDALINGS_EMU_API bool join_device_memory(int fd, std::string* why);
 CUDALINGS_EMU_API bool adopt_allocation(const void* p, std::size_t bytes, const std::string& name,
                                         std::string* why);
+CUDALINGS_EMU_API void drop_allocation(const void* p);
 // What the host marked in an allocation (cudalings_emu_set_extent, cudalings_emu_name_array):
 // the array's extent inside it (its guard zones around), its name and element size, so the
 // learner's process can mark its side of a lent allocation the same way (mark_allocation).
