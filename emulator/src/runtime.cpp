@@ -6,6 +6,7 @@
 // deadlocked: every waiting thread is reported. A block runs in time slices (run_slice); which
 // blocks run, and when, is schedule.cpp's business.
 #include <dlfcn.h>
+#include <malloc.h>
 #include <time.h>
 
 #include <algorithm>
@@ -23,6 +24,20 @@ namespace cudalings_emu {
 // The library's shared objects are constructed before any program that links it, or any
 // emulated module it loads, can run a kernel or call the API.
 Runtime g_runtime;
+
+namespace {
+// Each launch allocates its blocks' threads (hundreds of KiB a block) and the race detector's
+// shadow pages (200 KiB each), and frees them when it ends or its allocation is freed. With
+// glibc's defaults that memory goes back to the kernel (unmapped, or trimmed off the heap) and
+// every launch faults it in again, page by page: a third of an emulated check's page faults.
+// Kept on the heap instead: chunks below 4 MiB never get a mapping of their own, and up to
+// 64 MiB free at the heap's top stays there.
+const bool g_heap_kept = [] {
+    ::mallopt(M_MMAP_THRESHOLD, 4 << 20);
+    ::mallopt(M_TRIM_THRESHOLD, 64 << 20);
+    return true;
+}();
+}  // namespace
 
 namespace {
 
