@@ -101,6 +101,9 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
 
 bool JudgeLink::lend(lend::Loan& loan, std::string* why, std::uint32_t* id,
                      const std::string& marks) {
+    // Replies still awaited are read first when there are many (the two sockets' buffers
+    // must never both fill): a call lends a few buffers at most, so this rarely waits.
+    if (awaiting_.size() >= kAwaitedMost && !take_mapped(why)) return false;
     wire::Message m;
     m.kind = wire::Kind::Lend;
     m.loan = next_id_++;
@@ -114,13 +117,36 @@ bool JudgeLink::lend(lend::Loan& loan, std::string* why, std::uint32_t* id,
     }
     if (loan.fd >= 0) ::close(loan.fd);
     loan.fd = -1;
-    wire::Message r;
-    if (!receive(r) || r.kind != wire::Kind::Mapped || r.loan != m.loan || r.status != 0) {
-        if (why) *why = std::string("the learner did not map the loan: ") + r.text;
-        return false;
-    }
+    awaiting_.push_back(m.loan);
     lent_.push_back({loan.address, loan.bytes, m.loan});
     if (id) *id = m.loan;
+    return true;
+}
+
+bool JudgeLink::mapped(const wire::Message& r) {
+    auto it = std::find(awaiting_.begin(), awaiting_.end(), r.loan);
+    if (it == awaiting_.end()) return false;  // no loan of that number awaits its reply
+    awaiting_.erase(it);
+    if (r.status != 0 && unmapped_.empty()) {
+        wire::Message copy = r;
+        copy.text[sizeof copy.text - 1] = '\0';
+        unmapped_ = std::string("the learner did not map the loan: ") + copy.text;
+    }
+    return true;
+}
+
+bool JudgeLink::take_mapped(std::string* why) {
+    while (!awaiting_.empty()) {
+        wire::Message r;
+        if (!receive(r) || r.kind != wire::Kind::Mapped || !mapped(r)) {
+            if (why) *why = "the learner did not map the loan";
+            return false;
+        }
+    }
+    if (!unmapped_.empty()) {
+        if (why) *why = unmapped_;
+        return false;
+    }
     return true;
 }
 
@@ -169,6 +195,8 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
                 reap(false);
                 return false;
             }
+        } else if (back.kind == wire::Kind::Mapped && mapped(back)) {
+            // A loan of this call's, mapped (or not: the call then fails, below).
         } else if (back.kind == wire::Kind::Stuck) {
             r.stuck = payload_;
             return true;
@@ -182,6 +210,7 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
         }
     }
     if (back.kind != wire::Kind::Returned) return false;
+    r.unmapped = unmapped_;
     r.status = back.status;
     r.sync_status = back.sync_status;
     r.last_status = back.last_status;

@@ -59,6 +59,8 @@ class JudgeLink : public kit::remote::Lender {
     bool start(const LearnerStart& how, std::string* why);
     // Lends `loan` (made with lend::make): its descriptor travels, then is closed here. `id`
     // (when given) gets the loan's number; `marks` (the emulator's, emu_codec.h) go with it.
+    // The learner's reply (Mapped) is not waited for here: it comes before the next call's
+    // (no round trip a loan), and a loan it could not map fails that call (Returned::unmapped).
     bool lend(lend::Loan& loan, std::string* why, std::uint32_t* id = nullptr,
               const std::string& marks = {});
     // Takes a loan back before the judge frees it: the learner unmaps it (no reply; the memory
@@ -82,6 +84,8 @@ class JudgeLink : public kit::remote::Lender {
         bool fault_in_step = false;
         // Under the emulator, at a sampled size: the words its kernels wrote (emu_codec.h).
         std::string written;
+        // A loan the learner's process said it could not map (why), since it started.
+        std::string unmapped;
     };
     // Under the emulator: makes the pages of values made on demand that the learner's process
     // asks for during a call (Make), before it says Made.
@@ -102,6 +106,15 @@ class JudgeLink : public kit::remote::Lender {
 
   private:
     bool receive(wire::Message& m);
+    // A Mapped reply to a loan that awaits one: noted (a failure in unmapped_); false when no
+    // loan of its number awaits.
+    bool mapped(const wire::Message& r);
+    // Reads every awaited Mapped reply; false (with `why`) when one did not come or said no.
+    bool take_mapped(std::string* why);
+    static constexpr std::size_t kAwaitedMost = 16;
+    std::vector<std::uint32_t> awaiting_;  // loans whose Mapped has not come yet
+    std::string unmapped_;                 // the first loan the learner could not map
+
     std::string payload_;  // of the last message received
     std::function<void(std::uint64_t, std::uint64_t)> make_;
     void reap(bool wait);

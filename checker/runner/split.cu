@@ -124,6 +124,8 @@ cudaError_t Split::send(const kit::remote::CallMessage& m) {
     if (answered && !r.stuck.empty() && emulated_.stuck) emulated_.stuck(r.stuck);
     if (!answered || !r.stuck.empty())
         throw LearnerGone{ended(), r.fault.empty() ? end_reason() : fault_reason(r, step_)};
+    if (!r.unmapped.empty())
+        throw LearnerGone{"it did not map a buffer it was lent: " + r.unmapped, end_reason()};
     if (emulated_.written) emulated_.written(r.written);
     if (emulated_.reports && !r.reports.empty())
         emulated_.reports(
