@@ -898,8 +898,8 @@ void Checker::run(const LessonInfo& lesson, const StepInfo& step, const std::str
     // run in a second runner process beside the small cases: the CPU's second core, and a
     // check that ends sooner. Their results count only when every smaller case passed, as when
     // one process ran them last. Not in a sandbox (`grade` runs several checks at once
-    // already) and not with the judge split.
-    const bool larger_apart = emulating_ && shims_.empty() && !options_.sandbox;
+    // already). With the judge split each of the two judges has a learner's process of its own.
+    const bool larger_apart = emulating_ && !options_.sandbox;
     auto stop_larger = std::make_shared<std::atomic<bool>>(false);
     std::future<RunnerRun> larger;
     if (larger_apart) {
