@@ -193,7 +193,8 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         }
         // Fresh inputs for every timed call (untimed), so a replayed result cannot pass.
         auto untimed = Clock::now();
-        t.refreshed = run.refresh(s, 0x5eed0000ull + mine.size()) || t.refreshed;
+        const std::uint64_t inputs_seed = 0x5eed0000ull + mine.size();
+        t.refreshed = run.refresh(s, inputs_seed) || t.refreshed;
         // Interleaved: both sides see the same clocks and the same thermal state.
         flush.run(s);
         t.untimed_ms += ms_since(untimed);
@@ -203,7 +204,11 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         // verified; or the learner's first and the reference's after it.
         if (with_reference && reference_first) {
             their_samples.add(time_one(reference, s));
+            // The same inputs again for the learner's call: the reference's call has changed
+            // the buffers a problem reads and writes (GEMM's C with beta != 0), and left its
+            // outputs where the learner's must be seen to be written.
             untimed = Clock::now();
+            run.refresh(s, inputs_seed);
             flush.run(s);
             t.untimed_ms += ms_since(untimed);
         }
