@@ -29,9 +29,9 @@
 
 constexpr unsigned int kThreads = 256;
 constexpr unsigned int kWarps = kThreads / 32;
-constexpr unsigned int kItems = 16;                // keys per thread
-constexpr unsigned int kTile = kThreads * kItems;  // 4096 keys per tile
-constexpr unsigned int kWarpKeys = 32 * kItems;    // 512 consecutive keys per warp
+constexpr unsigned int kItems = 32;                // keys per thread
+constexpr unsigned int kTile = kThreads * kItems;  // 8192 keys per tile
+constexpr unsigned int kWarpKeys = 32 * kItems;    // 1024 consecutive keys per warp
 constexpr unsigned int kRadix = 256;               // 8-bit digits
 constexpr unsigned int kFullMask = 0xffffffffu;
 static_assert(kThreads == kRadix, "thread d looks after digit d");
