@@ -64,6 +64,11 @@ bool open_course(const Options& o, CoursePaths& paths, Manifest& manifest) {
     paths.root = fs::absolute(root).string();
     o.resolved_root = paths.root;
     paths.tool_dir = tool_dir();
+    // The CUDA driver keeps the kernels it compiles in ~/.nv/ComputeCache unless told otherwise:
+    // the checker's own processes keep them beside the checks cache, so that a check or a grading
+    // batch writes nothing in the home folder of whoever runs it. (The H100 run of the hostile
+    // batch found .nv in the grader's home.) A path the user set wins.
+    ::setenv("CUDA_CACHE_PATH", (paths.tool_dir + "/checks-cache/nv-compute-cache").c_str(), 0);
     // An empty CUDALINGS_STATE_DIR (a variable set to nothing) is as if unset, not the
     // current folder.
     const char* from_environment = std::getenv("CUDALINGS_STATE_DIR");
