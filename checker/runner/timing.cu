@@ -224,7 +224,11 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             break;
         }
         if (with_reference && !reference_first) {
+            // The same state before either side's call: the round's inputs, poisoned outputs,
+            // a cold L2 (the learner's verification must not be what precedes only the
+            // reference's calls).
             untimed = Clock::now();
+            run.refresh(s, inputs_seed);
             flush.run(s);
             t.untimed_ms += ms_since(untimed);
             their_samples.add(time_one(reference, s));
