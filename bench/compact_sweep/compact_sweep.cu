@@ -9,8 +9,8 @@
 //
 //   bench/compact_sweep/run.sh        (builds the variants and this bench, then runs it)
 //   compact_sweep NAME=VARIANT.so ...
-#include <cub/device/device_select.cuh>
 #include <dlfcn.h>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cstdio>
@@ -29,8 +29,8 @@
         }                                                                     \
     } while (0)
 
-using CompactFn = cudaError_t (*)(const float*, float*, unsigned int*, size_t, float, void*,
-                                  size_t, cudaStream_t);
+using CompactFn = cudaError_t (*)(const float*, float*, unsigned int*, size_t, float, void*, size_t,
+                                  cudaStream_t);
 
 struct Above {
     float threshold;
@@ -82,14 +82,21 @@ int main(int argc, char** argv) {
         Side s;
         s.name = arg.substr(0, eq);
         void* h = dlopen(arg.substr(eq + 1).c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) { std::fprintf(stderr, "%s\n", dlerror()); return 1; }
+        if (!h) {
+            std::fprintf(stderr, "%s\n", dlerror());
+            return 1;
+        }
         s.fn = reinterpret_cast<CompactFn>(dlsym(h, "compact"));
-        if (!s.fn) { std::fprintf(stderr, "%s: no compact\n", arg.c_str()); return 1; }
+        if (!s.fn) {
+            std::fprintf(stderr, "%s: no compact\n", arg.c_str());
+            return 1;
+        }
         sides.push_back(s);
     }
     cudaDeviceProp prop;
     CHECK(cudaGetDeviceProperties(&prop, 0));
-    std::printf("%s, %d SMs, L2 %d MiB\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20);
+    std::printf("%s, %d SMs, L2 %d MiB\n", prop.name, prop.multiProcessorCount,
+                prop.l2CacheSize >> 20);
     float *in, *out, *ref_out, *sink;
     unsigned int *count, *ref_count;
     void* ws;
@@ -119,7 +126,8 @@ int main(int argc, char** argv) {
     void* cub_tmp;
     CHECK(cudaMalloc(&cub_tmp, cub_bytes));
     auto call = [&](const Side& side, float t, float* o, unsigned* c) {
-        if (side.fn) CHECK(side.fn(in, o, c, n, t, ws, ws_bytes, s));
+        if (side.fn)
+            CHECK(side.fn(in, o, c, n, t, ws, ws_bytes, s));
         else {
             size_t b = cub_bytes;
             CHECK(cub::DeviceSelect::If(cub_tmp, b, in, o, c, n, Above{t}, s));

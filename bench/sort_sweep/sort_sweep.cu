@@ -8,8 +8,8 @@
 //
 //   bench/sort_sweep/run.sh        (builds the variants and this bench, then runs it)
 //   sort_sweep NAME=VARIANT.so ...
-#include <cub/device/device_radix_sort.cuh>
 #include <dlfcn.h>
+#include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cstdio>
@@ -40,7 +40,8 @@ __global__ void fill_keys(unsigned* p, size_t n, unsigned long long seed, unsign
     for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
          i += size_t{gridDim.x} * blockDim.x) {
         const unsigned long long r = mix(seed + i * 0x9E3779B97F4A7C15ull);
-        p[i] = distinct ? static_cast<unsigned>(mix(seed ^ (r % distinct))) : static_cast<unsigned>(r >> 32);
+        p[i] = distinct ? static_cast<unsigned>(mix(seed ^ (r % distinct)))
+                        : static_cast<unsigned>(r >> 32);
     }
 }
 __global__ void flush_kernel(float4* b, size_t n) {
@@ -86,9 +87,15 @@ int main(int argc, char** argv) {
         Side s;
         s.name = arg.substr(0, eq);
         void* h = dlopen(arg.substr(eq + 1).c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (!h) { std::fprintf(stderr, "%s\n", dlerror()); return 1; }
+        if (!h) {
+            std::fprintf(stderr, "%s\n", dlerror());
+            return 1;
+        }
         s.fn = reinterpret_cast<SortFn>(dlsym(h, "radix_sort_keys"));
-        if (!s.fn) { std::fprintf(stderr, "%s: no radix_sort_keys\n", arg.c_str()); return 1; }
+        if (!s.fn) {
+            std::fprintf(stderr, "%s: no radix_sort_keys\n", arg.c_str());
+            return 1;
+        }
         sides.push_back(s);
     }
     cudaDeviceProp prop;
@@ -123,7 +130,8 @@ int main(int argc, char** argv) {
     void* cub_tmp;
     CHECK(cudaMalloc(&cub_tmp, cub_bytes));
     auto call = [&](const Side& side, int d, unsigned* o) {
-        if (side.fn) CHECK(side.fn(in[d], o, n, alt, ws, ws_bytes, s));
+        if (side.fn)
+            CHECK(side.fn(in[d], o, n, alt, ws, ws_bytes, s));
         else {
             size_t b = cub_bytes;
             CHECK(cub::DeviceRadixSort::SortKeys(cub_tmp, b, in[d], o, n, 0, 32, s));
@@ -179,8 +187,8 @@ int main(int argc, char** argv) {
         if (!ok[v]) continue;
         const float a = median(sides[v].samples[0]), b = median(sides[v].samples[1]);
         const float xa = cub[0] / a, xb = cub[1] / b, worst = std::min(xa, xb);
-        std::printf("%-32s %12.1f %12.1f %8.3f %8.3f %8.3f\n", sides[v].name.c_str(), a, b, xa,
-                    xb, worst);
+        std::printf("%-32s %12.1f %12.1f %8.3f %8.3f %8.3f\n", sides[v].name.c_str(), a, b, xa, xb,
+                    worst);
         if (v > 0 && worst > best_score) best_score = worst, best = sides[v].name;
     }
     std::printf("BEST %s %.3f\n", best.c_str(), best_score);
