@@ -191,30 +191,29 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             mine_stop = their_stop = cudalings::StopReason::TimeCap;
             break;
         }
-        // Fresh inputs for every timed call (untimed), so a replayed result cannot pass.
-        auto untimed = Clock::now();
+        // Before either side's call, the same state (untimed): the round's inputs, fresh so a
+        // replayed result cannot pass; poisoned outputs; a cold L2. The reference's call changes
+        // what a problem reads and writes (GEMM's C with beta != 0) and leaves its outputs where
+        // the learner's must be seen written, so the learner's call needs it too.
         const std::uint64_t inputs_seed = 0x5eed0000ull + mine.size();
-        t.refreshed = run.refresh(s, inputs_seed) || t.refreshed;
-        // Interleaved: both sides see the same clocks and the same thermal state.
-        flush.run(s);
-        t.untimed_ms += ms_since(untimed);
-        const bool reference_first =
-            order == "reference-first" || (order == "alternate" && round++ % 2 == 1);
-        // The reference's call first in this round, then the learner's, whose output is
-        // verified; or the learner's first and the reference's after it.
-        if (with_reference && reference_first) {
-            their_samples.add(time_one(reference, s));
-            // The same inputs again for the learner's call: the reference's call has changed
-            // the buffers a problem reads and writes (GEMM's C with beta != 0), and left its
-            // outputs where the learner's must be seen to be written.
-            untimed = Clock::now();
-            run.refresh(s, inputs_seed);
+        auto fresh_state = [&] {
+            const auto untimed = Clock::now();
+            t.refreshed = run.refresh(s, inputs_seed) || t.refreshed;
             flush.run(s);
             t.untimed_ms += ms_since(untimed);
-        }
+        };
+        auto time_reference = [&] {
+            fresh_state();
+            their_samples.add(time_one(reference, s));
+        };
+        // Interleaved, the sides taking turns at going first (see `order` above).
+        const bool reference_first =
+            order == "reference-first" || (order == "alternate" && round++ % 2 == 1);
+        if (with_reference && reference_first) time_reference();
+        fresh_state();
         mine_samples.add(time_one(learner, s, remote));
         // Every timed output is verified (untimed).
-        untimed = Clock::now();
+        const auto untimed = Clock::now();
         kit::Outcome check = run.verify_learner(s);
         t.untimed_ms += ms_since(untimed);
         if (!check.pass()) {
@@ -223,16 +222,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             t.failure = check;
             break;
         }
-        if (with_reference && !reference_first) {
-            // The same state before either side's call: the round's inputs, poisoned outputs,
-            // a cold L2 (the learner's verification must not be what precedes only the
-            // reference's calls).
-            untimed = Clock::now();
-            run.refresh(s, inputs_seed);
-            flush.run(s);
-            t.untimed_ms += ms_since(untimed);
-            their_samples.add(time_one(reference, s));
-        }
+        if (with_reference && !reference_first) time_reference();
         if (tick) tick();
     }
     t.sampling_ms = ms_since(start);
