@@ -1,21 +1,26 @@
 #!/usr/bin/env python3
-"""Lesson 07 step 4's variants for compact_sweep: each is the solution with some of its knobs
+"""
+Lesson 07 step 4's variants for compact_sweep: each is the solution with some of its knobs
 changed by exact text substitutions (so a variant can be applied to the solution as it is).
 
   variants.py write DIR        one DIR/NAME.cu per variant (base: the solution unchanged)
   variants.py apply NAME FILE  the substitutions of NAME, in place, on FILE (the solution)
 """
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sweep"))
+import variants as sweep  # noqa: E402  (bench/sweep/variants.py)
 
 SOLUTION = "solutions/07_compact/04_single_pass.cu"
 KNOBS = {
-    "mb": ("constexpr unsigned int kMinBlocksPerSM = 5;", "constexpr unsigned int kMinBlocksPerSM = {};"),
-    "ld": ("constexpr unsigned int kLookbackDelayNs = 1000;", "constexpr unsigned int kLookbackDelayNs = {};"),
-    "pd": ("constexpr unsigned int kPollDelayNs = 300;", "constexpr unsigned int kPollDelayNs = {};"),
-    "bs": ("constexpr unsigned int kBlockSize = 256;", "constexpr unsigned int kBlockSize = {};"),
-    "load": ("q[r] = __ldg(reinterpret_cast<const float4*>(in + first + r * kRound));",
+    "mb": ("constexpr unsigned int kMinBlocksPerSM = {n};", "constexpr unsigned int kMinBlocksPerSM = {};"),
+    "ld": ("constexpr unsigned int kLookbackDelayNs = {n};", "constexpr unsigned int kLookbackDelayNs = {};"),
+    "pd": ("constexpr unsigned int kPollDelayNs = {n};", "constexpr unsigned int kPollDelayNs = {};"),
+    "bs": ("constexpr unsigned int kBlockSize = {n};", "constexpr unsigned int kBlockSize = {};"),
+    "load": ("q[r] = {w}(reinterpret_cast<const float4*>(in + first + r * kRound));",
              "q[r] = {}(reinterpret_cast<const float4*>(in + first + r * kRound));"),
-    "store": ("for (unsigned int k = lane; k < warp_count; k += kWarpSize) warp_out[k] = warp_stage[k];",
+    "store": ("for (unsigned int k = lane; k < warp_count; k += kWarpSize) {w}(&warp_out[k], warp_stage[k]);",
               "for (unsigned int k = lane; k < warp_count; k += kWarpSize) {}(&warp_out[k], warp_stage[k]);"),
 }
 VARIANTS = {
@@ -40,21 +45,6 @@ VARIANTS = {
     "ldcs_stcs_ld4000_pd1000": {"load": "__ldcs", "store": "__stcs", "ld": 4000, "pd": 1000},
 }
 
-def apply(text, name):
-    for knob, value in VARIANTS[name].items():
-        old, new = KNOBS[knob]
-        if text.count(old) != 1:
-            sys.exit(f"{name}: the solution no longer has exactly one '{old}'")
-        text = text.replace(old, new.format(value))
-    return text
 
 if __name__ == "__main__":
-    if sys.argv[1] == "write":
-        base = open(SOLUTION).read()
-        for name in VARIANTS:
-            open(f"{sys.argv[2]}/{name}.cu", "w").write(apply(base, name))
-        print(" ".join(VARIANTS))
-    elif sys.argv[1] == "apply":
-        path = sys.argv[3]
-        text = apply(open(path).read(), sys.argv[2])
-        open(path, "w").write(text)
+    sweep.main(SOLUTION, KNOBS, VARIANTS)

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""Lesson 13 step 4's variants for sort_sweep: each is the solution with some of its knobs changed
+"""
+Lesson 13 step 4's variants for sort_sweep: each is the solution with some of its knobs changed
 by exact text substitutions (so a variant can be applied to the solution as it is).
 
   variants.py write DIR        one DIR/NAME.cu per variant (base: the solution unchanged)
   variants.py apply NAME FILE  the substitutions of NAME, in place, on FILE (the solution)
 """
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sweep"))
+import variants as sweep  # noqa: E402  (bench/sweep/variants.py)
 
 SOLUTION = "solutions/13_sort/04_onesweep.cu"
 KNOBS = {
-    # keys per thread (the tile is 256 of them; at least 16: the workspace holds 256 status
-    # words per 1024 keys and pass... per 4096 keys and four passes)
-    "items": ("constexpr unsigned int kItems = 16;                // keys per thread",
+    # keys per thread (a tile is 256 threads' keys; at least 16: the workspace has room for
+    # four passes' status words of tiles of 4096 keys)
+    "items": ("constexpr unsigned int kItems = {n};                // keys per thread",
               "constexpr unsigned int kItems = {};                // keys per thread"),
     # one instruction for the lanes with the same digit, instead of eight ballots
     "match": ("        const unsigned int peers = same_digit_lanes(digit);",
@@ -69,22 +74,6 @@ VARIANTS = {
     "early_match_stcs": {"early": 1, "match": "__match_any_sync", "store": "__stcs"},
 }
 
-def apply(text, name):
-    for knob, value in VARIANTS[name].items():
-        pairs = KNOBS[knob] if isinstance(KNOBS[knob], list) else [KNOBS[knob]]
-        for old, new in pairs:
-            if text.count(old) != 1:
-                sys.exit(f"{name}: the solution no longer has exactly one '{old}'")
-            text = text.replace(old, new.format(value) if isinstance(KNOBS[knob], tuple) else new)
-    return text
 
 if __name__ == "__main__":
-    if sys.argv[1] == "write":
-        base = open(SOLUTION).read()
-        for name in VARIANTS:
-            open(f"{sys.argv[2]}/{name}.cu", "w").write(apply(base, name))
-        print(" ".join(VARIANTS))
-    elif sys.argv[1] == "apply":
-        path = sys.argv[3]
-        text = apply(open(path).read(), sys.argv[2])
-        open(path, "w").write(text)
+    sweep.main(SOLUTION, KNOBS, VARIANTS)
