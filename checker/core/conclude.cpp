@@ -18,7 +18,25 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
                  " — every timed call must compute the result";
         return true;
     }
-    const ClockCheck clocks = cross_check_clocks(t.learner.median_us, t.host_median_us);
+    // Through the judge split the events are the learner's process's word, and the judge knows
+    // its round trip's cost: the claim must match what its clock saw.
+    const bool remote = t.host_overhead_us > 0;
+    const ClockCheck clocks = remote ? cross_check_claim(t.learner.median_us, t.host_median_us,
+                                                         t.host_overhead_us, t.host_overhead_iqr_us)
+                                     : cross_check_clocks(t.learner.median_us, t.host_median_us);
+    if (remote && clocks == ClockCheck::HostLonger) {
+        verdict = Verdict::Suspect;
+        reason = "the time the process running your code reported" + which + " (" +
+                 format_time_us(t.learner.median_us) +
+                 " on its events) is far below what the "
+                 "checker's own clock saw (" +
+                 format_time_us(t.host_median_us - t.host_overhead_us) + " after its " +
+                 format_time_us(t.host_overhead_us) +
+                 " round trip): the time cannot be trusted. Another process using this GPU at the "
+                 "same time delays the GPU's start and causes this too: check again with the GPU "
+                 "to yourself";
+        return true;
+    }
     if (clocks != ClockCheck::Agree) {
         verdict = Verdict::Suspect;
         reason =

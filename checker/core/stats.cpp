@@ -66,6 +66,17 @@ ClockCheck cross_check_clocks(double event_us, double host_us) {
     return ClockCheck::Agree;
 }
 
+ClockCheck cross_check_claim(double claim_us, double host_us, double overhead_us,
+                             double overhead_iqr_us) {
+    const ClockCheck plain = cross_check_clocks(claim_us, host_us);
+    if (plain != ClockCheck::Agree || claim_us <= 0 || host_us <= 0) return plain;
+    // 10% of the claim, the probes' spread twice, and 30 us of scheduling noise: an honest
+    // call's round trip is the probes' within that (docs/methodology.md has the figures).
+    const double seen = host_us - overhead_us;
+    if (seen > 1.10 * claim_us + 2.0 * overhead_iqr_us + 30.0) return ClockCheck::HostLonger;
+    return ClockCheck::Agree;
+}
+
 const char* describe(StopReason reason) {
     switch (reason) {
         case StopReason::Continue:

@@ -53,5 +53,11 @@ bool work_outside_stream(const std::vector<double>& on_stream_us,
 // far less (work the GPU's clock did not see), mean the time cannot be trusted.
 enum class ClockCheck { Agree, EventsLonger, HostLonger };
 ClockCheck cross_check_clocks(double event_us, double host_us);
+// The judge split: the events are the learner's process's claims, and the judge knows what a
+// round trip costs beyond the events (`overhead_us`, with `overhead_iqr_us` its spread: probes
+// of its clock made before the learner's code was loaded). Its clock less that cost is the
+// time the call took, within noise: a claim well below it is HostLonger.
+ClockCheck cross_check_claim(double claim_us, double host_us, double overhead_us,
+                             double overhead_iqr_us);
 
 }  // namespace cudalings

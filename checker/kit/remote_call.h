@@ -91,13 +91,20 @@ namespace detail {
 
 template <typename T>
 constexpr char code() {
-    if constexpr (std::is_same_v<T, cudaStream_t>) return 's';
-    else if constexpr (std::is_pointer_v<T>) return 'p';
-    else if constexpr (std::is_same_v<T, float>) return 'f';
-    else if constexpr (std::is_same_v<T, double>) return 'd';
-    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) return 'i';
-    else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>) return 'u';
-    else return '?';
+    if constexpr (std::is_same_v<T, cudaStream_t>)
+        return 's';
+    else if constexpr (std::is_pointer_v<T>)
+        return 'p';
+    else if constexpr (std::is_same_v<T, float>)
+        return 'f';
+    else if constexpr (std::is_same_v<T, double>)
+        return 'd';
+    else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>)
+        return 'i';
+    else if constexpr (std::is_integral_v<T> || std::is_enum_v<T>)
+        return 'u';
+    else
+        return '?';
 }
 
 template <typename T>
@@ -105,9 +112,7 @@ constexpr bool supported() {
     return code<T>() != '?';
 }
 
-constexpr std::uint64_t fnv(std::uint64_t h, unsigned char c) {
-    return (h ^ c) * 0x100000001b3ull;
-}
+constexpr std::uint64_t fnv(std::uint64_t h, unsigned char c) { return (h ^ c) * 0x100000001b3ull; }
 
 template <typename T>
 Arg encode(const T& v, const Lender& lender, CallMessage& m) {
@@ -144,7 +149,8 @@ Arg encode(const T& v, const Lender& lender, CallMessage& m) {
         a.kind = Kind::Double;
         std::memcpy(&a.value, &v, 8);
     } else {
-        static_assert(std::is_integral_v<T> || std::is_enum_v<T>, "an argument kind a call can carry");
+        static_assert(std::is_integral_v<T> || std::is_enum_v<T>,
+                      "an argument kind a call can carry");
         a.kind = std::is_signed_v<T> ? Kind::Signed : Kind::Unsigned;
         a.size = sizeof(T);
         if constexpr (std::is_signed_v<T>)
@@ -167,15 +173,19 @@ T decode(const Arg& a, const Borrower& b, const CallMessage& m) {
         using Pointee = std::remove_pointer_t<T>;
         using Raw = std::conditional_t<std::is_const_v<Pointee>, const void*, void*>;
         switch (a.kind) {
-            case Kind::Null: return nullptr;
-            case Kind::Lent: return static_cast<T>(static_cast<Raw>(b.address(a.loan, a.value)));
+            case Kind::Null:
+                return nullptr;
+            case Kind::Lent:
+                return static_cast<T>(static_cast<Raw>(b.address(a.loan, a.value)));
             case Kind::Host:
                 if (a.loan + a.value > m.host_used)
                     throw RemoteCallError("a host array beyond the message");
                 // The learner's copy (the message outlives the call): const or not, writes to it
                 // reach nobody.
-                return static_cast<T>(static_cast<Raw>(const_cast<unsigned char*>(m.host) + a.loan));
-            default: throw RemoteCallError("a pointer argument of another kind");
+                return static_cast<T>(
+                    static_cast<Raw>(const_cast<unsigned char*>(m.host) + a.loan));
+            default:
+                throw RemoteCallError("a pointer argument of another kind");
         }
     } else if constexpr (std::is_same_v<T, float>) {
         expect(Kind::Float);
@@ -212,8 +222,9 @@ struct Signature<R (*)(A...)> {
     // A hash of the argument kinds and sizes ("pp" + 'u' 8 + ... + 's').
     static constexpr std::uint64_t hash() {
         std::uint64_t h = 0xcbf29ce484222325ull;
-        ((h = detail::fnv(detail::fnv(h, static_cast<unsigned char>(detail::code<std::decay_t<A>>())),
-                          static_cast<unsigned char>(sizeof(std::decay_t<A>)))),
+        ((h = detail::fnv(
+              detail::fnv(h, static_cast<unsigned char>(detail::code<std::decay_t<A>>())),
+              static_cast<unsigned char>(sizeof(std::decay_t<A>)))),
          ...);
         return h;
     }
@@ -233,8 +244,7 @@ struct Signature<R (*)(A...)> {
         if (m.signature != hash() || m.count != sizeof...(A))
             throw RemoteCallError(std::string("the call of ") + m.symbol +
                                   " was packed for another signature");
-        return call_with(reinterpret_cast<R (*)(A...)>(fn), m, b,
-                         std::index_sequence_for<A...>{});
+        return call_with(reinterpret_cast<R (*)(A...)>(fn), m, b, std::index_sequence_for<A...>{});
     }
 
   private:
@@ -251,7 +261,7 @@ struct Signature<R (*)(A...)> {
 // (the judge split). kit::Problem::entry routes a call there when its `fn` is learner_entry():
 // the arguments are packed with the entry point's signature and `send` carries them over.
 struct Route {
-    std::string symbol;             // the lesson's entry point
+    std::string symbol;              // the lesson's entry point
     const Lender* lender = nullptr;  // the judge's memory the call may name
     // Makes the call in the learner's process: what the call returned. Throws what the runner
     // makes of a failure found after it (an error at the synchronisation, the process gone).
@@ -261,6 +271,9 @@ struct Route {
     // The learner's own account of the last call (set by send): its events' times. Claims: the
     // judge's host clock around the same call is the cross-check.
     double on_stream_us = 0, whole_device_us = 0;
+    // What a round trip costs beyond its events on the judge's clock (microseconds): the median
+    // and interquartile range of probes made before the learner's code was loaded (0: none).
+    double overhead_us = 0, overhead_iqr_us = 0;
 };
 // The route of this process (null: every call is made here). Defined by the kit (problem.cu).
 Route*& current_route();
@@ -288,8 +301,7 @@ class Invoker<R (*)(A...)> {
         if (!route || !route->lender || !route->send)
             throw RemoteCallError("a call for the learner's process with no route to it");
         const WithHost lender(*route->lender, host_);
-        return route->send(
-            Signature<R (*)(A...)>::pack(route->symbol.c_str(), lender, args...));
+        return route->send(Signature<R (*)(A...)>::pack(route->symbol.c_str(), lender, args...));
     }
 
   private:

@@ -86,7 +86,10 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
             *why = std::string("the learner's process could not install its filter: ") + m.text;
         return false;
     }
-    if (!receive(m) || m.kind != wire::Kind::Loaded) {
+    if (!probe(how, why)) return false;
+    wire::Message load;
+    load.kind = wire::Kind::Load;
+    if (!wire::send(socket_, load) || !receive(m) || m.kind != wire::Kind::Loaded) {
         if (why) *why = "the learner's process ended while its object was loading";
         return false;
     }
@@ -96,6 +99,37 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
         return false;
     }
     state_.loaded = true;
+    return true;
+}
+
+bool JudgeLink::probe(const LearnerStart& how, std::string* why) {
+    for (int i = 0; i < how.probes; ++i) {
+        if (how.before_probe) how.before_probe();
+        wire::Message m;
+        m.kind = wire::Kind::Probe;
+        m.bytes = how.probe_bytes;
+        const auto start = std::chrono::steady_clock::now();
+        if (!wire::send(socket_, m)) {
+            reap(false);
+            if (why) *why = "the learner's process ended before it was probed";
+            return false;
+        }
+        wire::Message back;
+        do {
+            if (!receive(back)) {
+                if (why) *why = "the learner's process ended while it was probed";
+                return false;
+            }
+        } while (back.kind == wire::Kind::Returning);
+        const double host_us =
+            std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
+                .count();
+        if (back.kind != wire::Kind::Returned || back.status != 0 || back.sync_status != 0) {
+            if (why) *why = "the learner's process failed a probe of the clock";
+            return false;
+        }
+        state_.probe_overheads_us.push_back(host_us - back.on_stream_us);
+    }
     return true;
 }
 

@@ -28,6 +28,12 @@ struct LearnerStart {
     bool filter = true;
     const Sandbox* sandbox = nullptr;  // inside bwrap (with the sandbox's filter too) when set
     int shared_memory = -1;            // lend::shared_memory(): the learner's descriptor 4
+    // Probes of the judge's clock before the learner's object is loaded (a timed check on a
+    // GPU): this many calls of the learner process's own, each after `before_probe` (the
+    // judge's cold L2, as before a timed call). LearnerState::probe_overheads_us has the result.
+    int probes = 0;
+    std::uint64_t probe_bytes = 16u << 20;
+    std::function<void()> before_probe;
 };
 
 // How a learner's process ended or stands, as the judge saw it.
@@ -38,6 +44,9 @@ struct LearnerState {
     bool ended = false;  // the process is gone
     int exit_code = -1, signal = 0;
     std::string message;  // the learner's own text with a refusal (a failed load)
+    // Each probe's round trip on the judge's clock less the time its events saw (microseconds):
+    // what a call costs beyond its events, measured where nothing of the learner's was loaded.
+    std::vector<double> probe_overheads_us;
 };
 
 // Starts `argv` in a process group of its own with `moves` in place (supervise.h); the child is
@@ -106,6 +115,8 @@ class JudgeLink : public kit::remote::Lender {
 
   private:
     bool receive(wire::Message& m);
+    // The probes of LearnerStart (before Load): false when the process went away or refused.
+    bool probe(const LearnerStart& how, std::string* why);
     // A Mapped reply to a loan that awaits one: noted (a failure in unmapped_); false when no
     // loan of its number awaits.
     bool mapped(const wire::Message& r);

@@ -5,6 +5,7 @@
 // The judge starts it with a socket on descriptor 3 (wire.h). Before any of the learner's code
 // is loaded it drops every capability and installs the seccomp filter (no ptrace, no signals to
 // other processes...: core/seccomp_filter.h), then starts its CUDA context and says Ready. It
+// answers the judge's probes of its clock (calls of its own), and when the judge says Load it
 // loads the lesson's call shims and the learner's object and says Loaded; from then on it maps
 // the memory the judge lends, makes the calls the judge packs, synchronises and says Returned.
 //
@@ -17,6 +18,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -251,6 +253,53 @@ wire::Message reply(wire::Kind kind, int status = 0, const std::string& text = {
     return m;
 }
 
+// The largest memset a Probe asks for.
+constexpr std::size_t kProbeMost = std::size_t{64} << 20;
+
+struct Events {
+    cudaEvent_t start = nullptr, end = nullptr, after_sync = nullptr;
+    bool make() {
+        for (cudaEvent_t* e : {&start, &end, &after_sync})
+            if (cudaEventCreate(e) != cudaSuccess) return false;
+        return true;
+    }
+};
+
+// A call timed as the runner times one in its own process (runner/timing.cu): events around it
+// on its stream and after the whole device's synchronisation (work left on another stream),
+// Returning said between the two. The call's status, the synchronisation's and the times go in
+// `r` (a Returned): `call` returns a cudaError_t, or -2 for a call it could not unpack. The
+// learner's calls and the judge's probes alike. False when the judge is
+// gone.
+template <typename Call>
+bool timed_call(Call call, cudaStream_t stream, const Events& e, wire::Message& r) {
+    const auto t = std::chrono::steady_clock::now();
+    (void)cudaEventRecord(e.start, stream);
+    r.status = call();
+    (void)cudaEventRecord(e.end, stream);
+    if (!say(reply(wire::Kind::Returning))) return false;
+    r.sync_status = cudaDeviceSynchronize();
+    r.last_status = cudaGetLastError();
+    (void)cudaEventRecord(e.after_sync, stream);
+    float on_stream = 0, whole = 0;
+    if (cudaEventSynchronize(e.after_sync) == cudaSuccess &&
+        cudaEventElapsedTime(&on_stream, e.start, e.end) == cudaSuccess &&
+        cudaEventElapsedTime(&whole, e.start, e.after_sync) == cudaSuccess) {
+        r.on_stream_us = 1000.0 * on_stream;
+        r.whole_device_us = 1000.0 * whole;
+    }
+    (void)cudaGetLastError();
+    // After an error: does this context still work (a sticky error ends it)?
+    if (r.sync_status != cudaSuccess || r.last_status != cudaSuccess) {
+        void* probe = nullptr;
+        r.context_ok = cudaMalloc(&probe, 256) == cudaSuccess && cudaFree(probe) == cudaSuccess &&
+                       cudaDeviceSynchronize() == cudaSuccess;
+        (void)cudaGetLastError();
+    }
+    r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -315,7 +364,50 @@ int main(int argc, char** argv) {
     ready.status = started;
     if (!say(ready) || started != cudaSuccess) return 3;
 
-    // 2. The shims, then the learner's object (its constructors run here: an exit from one is
+    // Non-blocking, as the runner's own (kit/device.cu): work a step puts on the legacy default
+    // stream is not waited for by this stream's events (the runner calls that SUSPECT).
+    cudaStream_t stream;
+    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+        say(reply(wire::Kind::Loaded, 3, "cudaStreamCreate failed"));
+        return 3;
+    }
+    Events events;
+    if (!events.make()) {
+        say(reply(wire::Kind::Loaded, 3, "cudaEventCreate failed"));
+        return 3;
+    }
+
+    // 2. Probes of the judge's clock, while nothing of the learner's is here: calls of this
+    // process's own (a memset), timed as the learner's calls will be, until the judge says Load.
+    {
+        void* probe_memory = nullptr;
+        std::size_t probe_bytes = 0;
+        for (;;) {
+            wire::Message m;
+            if (!wire::receive(kSocket, m)) return 3;
+            if (m.kind == wire::Kind::Load) break;
+            if (m.kind != wire::Kind::Probe) return 3;
+            const std::size_t bytes = std::min<std::uint64_t>(m.bytes, kProbeMost);
+            if (bytes > probe_bytes) {
+                if (probe_memory) (void)cudaFree(probe_memory);
+                probe_memory = nullptr;
+                probe_bytes = cudaMalloc(&probe_memory, bytes) == cudaSuccess ? bytes : 0;
+            }
+            wire::Message r = reply(wire::Kind::Returned);
+            if (!timed_call(
+                    [&] {
+                        return static_cast<int>(
+                            probe_bytes ? cudaMemsetAsync(probe_memory, 0, bytes, stream)
+                                        : cudaErrorMemoryAllocation);
+                    },
+                    stream, events, r))
+                return 3;
+            if (!say(r)) return 3;
+        }
+        if (probe_memory) (void)cudaFree(probe_memory);
+    }
+
+    // 3. The shims, then the learner's object (its constructors run here: an exit from one is
     // the learner's, since Ready was said and Loaded was not).
     void* shim_handle = dlopen(shims.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!shim_handle) {
@@ -334,20 +426,10 @@ int main(int argc, char** argv) {
         say(reply(wire::Kind::Loaded, 4, "the file does not define extern \"C\" " + symbol));
         return 3;
     }
-    // Non-blocking, as the runner's own (kit/device.cu): work a step puts on the legacy default
-    // stream is not waited for by this stream's events (the runner calls that SUSPECT).
-    cudaStream_t stream;
-    if (cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
-        say(reply(wire::Kind::Loaded, 3, "cudaStreamCreate failed"));
-        return 3;
-    }
     if (!say(reply(wire::Kind::Loaded))) return 3;
 
-    // 3. Loans and calls, until the judge says Quit or goes away.
+    // 4. Loans and calls, until the judge says Quit or goes away.
     Loans loans(stream);
-    cudaEvent_t start, end, after_sync;
-    for (cudaEvent_t* e : {&start, &end, &after_sync})
-        if (cudaEventCreate(e) != cudaSuccess) return 3;
     for (;;) {
         wire::Message m;
         std::vector<int> fds;
@@ -392,42 +474,17 @@ int main(int argc, char** argv) {
                 wire::set_text(r, std::string(!fn ? "the file does not define extern \"C\" "
                                                   : "no call shim for ") +
                                       m.call.symbol);
-            } else {
-                // Events around the call on the stream it was given, and after the whole
-                // device's synchronisation (work it left on another stream), as the runner
-                // times a call in its own process (runner/timing.cu).
-                const auto t = std::chrono::steady_clock::now();
-                (void)cudaEventRecord(start, stream);
-                try {
-                    r.status = caller(fn, m.call, loans);
-                } catch (const kit::remote::RemoteCallError& e) {
-                    r.status = -2;
-                    wire::set_text(r, e.what());
-                }
-                (void)cudaEventRecord(end, stream);
-                if (!say(reply(wire::Kind::Returning))) break;
-                r.sync_status = cudaDeviceSynchronize();
-                r.last_status = cudaGetLastError();
-                (void)cudaEventRecord(after_sync, stream);
-                float on_stream = 0, whole = 0;
-                if (cudaEventSynchronize(after_sync) == cudaSuccess &&
-                    cudaEventElapsedTime(&on_stream, start, end) == cudaSuccess &&
-                    cudaEventElapsedTime(&whole, start, after_sync) == cudaSuccess) {
-                    r.on_stream_us = 1000.0 * on_stream;
-                    r.whole_device_us = 1000.0 * whole;
-                }
-                (void)cudaGetLastError();
-                // After an error: does this context still work (a sticky error ends it)?
-                if (r.sync_status != cudaSuccess || r.last_status != cudaSuccess) {
-                    void* probe = nullptr;
-                    r.context_ok = cudaMalloc(&probe, 256) == cudaSuccess &&
-                                   cudaFree(probe) == cudaSuccess &&
-                                   cudaDeviceSynchronize() == cudaSuccess;
-                    (void)cudaGetLastError();
-                }
-                r.ms =
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t)
-                        .count();
+            } else if (!timed_call(
+                           [&] {
+                               try {
+                                   return static_cast<int>(caller(fn, m.call, loans));
+                               } catch (const kit::remote::RemoteCallError& e) {
+                                   wire::set_text(r, e.what());
+                                   return -2;
+                               }
+                           },
+                           stream, events, r)) {
+                break;
             }
 #ifdef CUDALINGS_EMULATOR
             // What the emulator found during the call (races, bounds, launches), for the judge.

@@ -5,6 +5,7 @@
 //
 //   learner -> judge   Ready     its context is up, the filter installed (before any of the
 //                                learner's code is loaded)
+//                      Returned  (to a Probe) the probe's events, as for a call
 //                      Loaded    the learner's object and the shims are loaded (or why not)
 //                      Mapped    a loan is mapped (or why not)
 //                      Returning the learner's function returned; the device's synchronisation
@@ -19,7 +20,13 @@
 //                                the judge makes the pages at `address`, `bytes`, and says Made
 //                      Written   (emulator) the words the call's kernels wrote in the tracked
 //                                outputs (emu_codec.h), before Returned
-//   judge -> learner   Lend      one allocation, its descriptor attached (emulator: its marks)
+//   judge -> learner   Probe     (before Load) a call of this process's own: a memset of `bytes`
+//                                on its stream, timed as a call is (Returning, Returned): what
+//                                a round trip costs beyond the events, measured before anything
+//                                of the learner's can tamper with it
+//                      Load      load the shims and the learner's object (after Ready; then
+//                                Loaded)
+//                      Lend      one allocation, its descriptor attached (emulator: its marks)
 //                      Unlend    an allocation the judge frees: unmapped (no reply)
 //                      Setup     (emulator) the options of the next call (no reply)
 //                      Call      a packed call (remote_call.h)
@@ -52,7 +59,9 @@ enum class Kind : std::uint32_t {
     Fault,
     Make,
     Made,
-    Written
+    Written,
+    Probe,
+    Load
 };
 
 struct Message {

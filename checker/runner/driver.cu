@@ -285,6 +285,8 @@ cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* re
     out.outside_stream = t.outside_stream;
     out.refreshed = t.refreshed;
     out.host_median_us = t.learner_host.median;
+    out.host_overhead_us = t.host_overhead_us;
+    out.host_overhead_iqr_us = t.host_overhead_iqr_us;
     out.warmup_ms = t.warmup_ms;
     out.sampling_ms = t.sampling_ms;
     out.untimed_ms = t.untimed_ms;

@@ -284,13 +284,24 @@ void confine_before_loading() {
 
 // The judge split: the learner's process loads the step (and is confined there, before any of
 // the learner's code runs); this process keeps the checks, the key and the reference.
+constexpr int kClockProbes = 25;
 int start_learner(const CheckArgs& args, LoadedStep& out) {
     out.split = std::make_unique<runner::Split>();
     std::string why;
     bool learner_fault = false;
     emit_event("step_loading");
-    const bool started = out.split->start(
-        {args.learner, args.step, args.shims, out.problem->symbol}, &why, &learner_fault);
+    runner::Split::Start how;
+    how.learner = args.learner;
+    how.step = args.step;
+    how.shims = args.shims;
+    how.symbol = out.problem->symbol;
+    // A timed check: the judge's clock is probed before the learner's code is loaded, each probe
+    // after a cold L2 as every timed call is (the learner's events are then checked against it).
+    if (args.time) {
+        how.probes = kClockProbes;
+        how.before_probe = runner::cold_l2(out.stream, out.props.l2_bytes);
+    }
+    const bool started = out.split->start(how, &why, &learner_fault);
     emit_event("step_loaded");
     if (started) {
         out.split->on_returning([] { emit_event("call_end"); });
@@ -542,8 +553,8 @@ void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, in
         result.detail =
             "each launch of your step at these sizes was checked against a GPU's limits (grid and "
             "block dimensions, shared memory), and a few of its blocks ran with bounds checks on; "
-            "the elements they wrote have the right values (" + std::to_string(judged) +
-            " judged)";
+            "the elements they wrote have the right values (" +
+            std::to_string(judged) + " judged)";
     if (out_of_bounds_at) {
         const kit::Case& c = *out_of_bounds_at;
         result.detail =

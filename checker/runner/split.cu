@@ -45,6 +45,8 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
     s.shims = how.shims;
     s.symbol = how.symbol;
     s.filter = true;
+    s.probes = how.probes;
+    s.before_probe = how.before_probe;
     // Under the emulator: its device memory, shared (the learner's descriptor 4); on a GPU each
     // loan travels as a descriptor of its own (-1 here).
     s.shared_memory = lend::shared_memory(why);
@@ -58,6 +60,11 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
         return false;
     }
     step_ = how.step;
+    if (const std::vector<double>& o = link_.state().probe_overheads_us; !o.empty()) {
+        const cudalings::Summary overhead = cudalings::summarize(o);
+        route_.overhead_us = overhead.median;
+        route_.overhead_iqr_us = overhead.p75 - overhead.p25;
+    }
     route_.symbol = how.symbol;
     route_.lender = this;
     route_.send = [this](const kit::remote::CallMessage& m) { return send(m); };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -228,6 +229,10 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     t.sampling_ms = ms_since(start);
     t.learner.summary = cudalings::summarize(mine_samples.times());
     t.learner_host = cudalings::summarize(mine_samples.host);
+    if (remote) {
+        t.host_overhead_us = kit::remote::current_route()->overhead_us;
+        t.host_overhead_iqr_us = kit::remote::current_route()->overhead_iqr_us;
+    }
     t.outside_stream = mine_samples.outside();
     t.learner.stop = cudalings::describe(mine_stop);
     t.has_reference = with_reference;
@@ -240,6 +245,11 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
             "work was still running after your stream finished (another stream?): the time "
             "counts until the whole device was idle";
     return t;
+}
+
+std::function<void()> cold_l2(cudaStream_t s, std::size_t l2_bytes) {
+    auto flush = std::make_shared<L2Flush>(l2_bytes);
+    return [flush, s] { flush->run(s); };
 }
 
 ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,

@@ -39,7 +39,8 @@ struct Hostile {
     std::string reason;
     std::string setup;
     std::string in_process;  // the verdict in the runner's own process, where it differs
-    // "yes": also graded with timing, on a GPU only (the reference is loaded then).
+    // "yes": also graded with timing, on a GPU only (the reference is loaded then); "only":
+    // graded with timing alone (its forgery is of the time), on a GPU only.
     std::string timed;
     // Text the reason holds under emulation only (a GPU build's host code has no line table).
     std::string reason_emulated;
@@ -264,7 +265,8 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
 // process the forger finds what it looks for: graded there, it forges its PASS (`in-process:`),
 // which shows the forgery works (when the judge split becomes the default, that half of the test
 // changes with it). Graded with --judge-split, every one gets its own verdict (and `reason:`),
-// never PASS, never INTERNAL_ERROR.
+// never PASS, never INTERNAL_ERROR. One forges only its time (`timed: only`): graded timed alone,
+// on a GPU.
 TEST_CASE(
     "submissions that go for the judge: a forger believed in the runner's process, none "
     "passes through the judge split",
@@ -290,7 +292,9 @@ TEST_CASE(
         if (timed && !gpu) continue;
         std::vector<std::string> batch;
         for (std::size_t i = 0; i < forgers.size(); ++i)
-            if (!timed || forgers[i].timed == "yes") batch.push_back(folders[i]);
+            if (timed ? forgers[i].timed == "yes" || forgers[i].timed == "only"
+                      : forgers[i].timed != "only")
+                batch.push_back(folders[i]);
         if (batch.empty()) continue;
         for (const bool split : {false, true}) {
             INFO((split ? "through the judge split" : "in the runner's process")

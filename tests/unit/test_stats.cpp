@@ -67,6 +67,21 @@ TEST_CASE("host clock cross-check", "[stats]") {
     CHECK(cross_check_clocks(0, 100) == ClockCheck::Agree);
 }
 
+TEST_CASE("a claimed time against the judge's clock less its round trip", "[stats]") {
+    // An honest 1.1 ms call: the judge's clock saw it plus the 60 us a probe's round trip costs.
+    CHECK(cross_check_claim(1100, 1165, 60, 8) == ClockCheck::Agree);
+    // The same call claimed at half its time: the plain rule lets it through, this one does not.
+    CHECK(cross_check_clocks(550, 1165) == ClockCheck::Agree);
+    CHECK(cross_check_claim(550, 1165, 60, 8) == ClockCheck::HostLonger);
+    // A small call: the absolute allowance covers scheduling noise.
+    CHECK(cross_check_claim(12, 100, 60, 8) == ClockCheck::Agree);
+    // A round trip that cost more than the probes' (a loaded machine) within their spread twice.
+    CHECK(cross_check_claim(1000, 1200, 60, 50) == ClockCheck::Agree);
+    // Events longer than the judge's whole interval are still impossible.
+    CHECK(cross_check_claim(900, 800, 60, 8) == ClockCheck::EventsLonger);
+    CHECK(cross_check_claim(0, 800, 60, 8) == ClockCheck::Agree);
+}
+
 TEST_CASE("work outside the stream: decided on the median, not on one late sample", "[stats]") {
     std::vector<double> stream(10, 250.0), device(10, 262.0);
     CHECK_FALSE(work_outside_stream(stream, device));
