@@ -37,6 +37,15 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
                  "to yourself";
         return true;
     }
+    if (canary_slowed(t.flush_us, t.flush_before_us)) {
+        verdict = Verdict::Suspect;
+        reason = "the GPU was busy with other work between your calls" + which +
+                 ": the checker's own work there took " + format_time_us(t.flush_us) +
+                 ", against " + format_time_us(t.flush_before_us) +
+                 " before your code was loaded (a kernel your code left running after its call "
+                 "returned, or another process using this GPU): the times cannot be trusted";
+        return true;
+    }
     if (clocks != ClockCheck::Agree) {
         verdict = Verdict::Suspect;
         reason =

@@ -109,6 +109,9 @@ struct TimingResult {
     // the judge's clock (the median of the probes made before the learner's code was loaded, and
     // their interquartile range); 0 when the learner's calls were made in the judge's process.
     double host_overhead_us = 0, host_overhead_iqr_us = 0;
+    // The judge split: the judge's own L2 flush between the calls, and before the learner's code
+    // was loaded (medians, microseconds; runner/timing.h). 0 when not measured.
+    double flush_us = 0, flush_before_us = 0;
     // Where the time went (milliseconds): warm-up, sampling, and the untimed work inside it.
     double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
     int warmup_rounds = 0;
@@ -237,8 +240,8 @@ CUDALINGS_JSON(CaseResult, index, name, n, size, rows, cols, verdict, reason, de
 CUDALINGS_JSON(TimingSide, present, median_us, p25_us, p75_us, min_us, samples, stop)
 CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, fp32_ops, learner, reference,
                note, verified, failed_sample, failure, outside_stream, refreshed, host_median_us,
-               host_overhead_us, host_overhead_iqr_us, warmup_ms, sampling_ms, untimed_ms,
-               warmup_rounds, copy_gbps, fp32_gflops)
+               host_overhead_us, host_overhead_iqr_us, flush_us, flush_before_us, warmup_ms,
+               sampling_ms, untimed_ms, warmup_rounds, copy_gbps, fp32_gflops)
 CUDALINGS_JSON(ProbeEvent, gpus, name, arch, uuid, error, message, sms, l2_bytes, memory_bytes,
                driver, runtime)
 CUDALINGS_JSON(CopyBandwidthEvent, gbps, median_us, bytes, uuid, name)

@@ -77,6 +77,13 @@ ClockCheck cross_check_claim(double claim_us, double host_us, double overhead_us
     return ClockCheck::Agree;
 }
 
+bool canary_slowed(double during_us, double before_us) {
+    if (during_us <= 0 || before_us <= 0) return false;
+    // The flush writes back what the call before it left dirty in the L2 (up to one L2: tens
+    // of microseconds); another context's kernels hold the GPU for a time slice (milliseconds).
+    return during_us > 1.25 * before_us + 50.0;
+}
+
 const char* describe(StopReason reason) {
     switch (reason) {
         case StopReason::Continue:

@@ -59,5 +59,9 @@ ClockCheck cross_check_clocks(double event_us, double host_us);
 // time the call took, within noise: a claim well below it is HostLonger.
 ClockCheck cross_check_claim(double claim_us, double host_us, double overhead_us,
                              double overhead_iqr_us);
+// The judge's own fixed work on the GPU between the learner's calls (its L2 flush), against the
+// same work before the learner's code was loaded (medians, microseconds): much slower means the
+// GPU was shared meanwhile (a kernel the learner's process left running, another process).
+bool canary_slowed(double during_us, double before_us);
 
 }  // namespace cudalings

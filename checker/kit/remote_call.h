@@ -274,6 +274,9 @@ struct Route {
     // What a round trip costs beyond its events on the judge's clock (microseconds): the median
     // and interquartile range of probes made before the learner's code was loaded (0: none).
     double overhead_us = 0, overhead_iqr_us = 0;
+    // The median time of the judge's own work before each probe (its cold L2, on its events):
+    // the canary's figure from before the learner's code was loaded (0: none).
+    double canary_us = 0;
 };
 // The route of this process (null: every call is made here). Defined by the kit (problem.cu).
 Route*& current_route();

@@ -104,7 +104,7 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
 
 bool JudgeLink::probe(const LearnerStart& how, std::string* why) {
     for (int i = 0; i < how.probes; ++i) {
-        if (how.before_probe) how.before_probe();
+        if (how.before_probe) state_.probe_canary_us.push_back(how.before_probe());
         wire::Message m;
         m.kind = wire::Kind::Probe;
         m.bytes = how.probe_bytes;

@@ -30,10 +30,11 @@ struct LearnerStart {
     int shared_memory = -1;            // lend::shared_memory(): the learner's descriptor 4
     // Probes of the judge's clock before the learner's object is loaded (a timed check on a
     // GPU): this many calls of the learner process's own, each after `before_probe` (the
-    // judge's cold L2, as before a timed call). LearnerState::probe_overheads_us has the result.
+    // judge's cold L2, as before a timed call), which returns the time of that work of the
+    // judge's own (its canary). LearnerState::probe_overheads_us and probe_canary_us have them.
     int probes = 0;
     std::uint64_t probe_bytes = 16u << 20;
-    std::function<void()> before_probe;
+    std::function<double()> before_probe;
 };
 
 // How a learner's process ended or stands, as the judge saw it.
@@ -47,6 +48,7 @@ struct LearnerState {
     // Each probe's round trip on the judge's clock less the time its events saw (microseconds):
     // what a call costs beyond its events, measured where nothing of the learner's was loaded.
     std::vector<double> probe_overheads_us;
+    std::vector<double> probe_canary_us;
 };
 
 // Starts `argv` in a process group of its own with `moves` in place (supervise.h); the child is

@@ -287,6 +287,8 @@ cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* re
     out.host_median_us = t.learner_host.median;
     out.host_overhead_us = t.host_overhead_us;
     out.host_overhead_iqr_us = t.host_overhead_iqr_us;
+    out.flush_us = t.flush_us;
+    out.flush_before_us = t.flush_before_us;
     out.warmup_ms = t.warmup_ms;
     out.sampling_ms = t.sampling_ms;
     out.untimed_ms = t.untimed_ms;

@@ -65,6 +65,8 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
         route_.overhead_us = overhead.median;
         route_.overhead_iqr_us = overhead.p75 - overhead.p25;
     }
+    if (const std::vector<double>& c = link_.state().probe_canary_us; !c.empty())
+        route_.canary_us = cudalings::summarize(c).median;
     route_.symbol = how.symbol;
     route_.lender = this;
     route_.send = [this](const kit::remote::CallMessage& m) { return send(m); };

@@ -39,7 +39,7 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
         // A timed check: probes of the judge's clock before the learner's object is loaded
         // (cudalings::LearnerStart), each after `before_probe` (a cold L2, as before a call).
         int probes = 0;
-        std::function<void()> before_probe;
+        std::function<double()> before_probe;
     };
     // Starts the learner's process and makes this process the route of every call of the
     // learner's entry point. False with `why` when the learner's process did not get as far as

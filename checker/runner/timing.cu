@@ -51,18 +51,24 @@ class L2Flush {
         DEV_CHECK(cudaMemset(buffer_.get(), 0, n_ * sizeof(float4)));
         DEV_CHECK(cudaMemset(clean_.get(), 0, n_ * sizeof(float4)));
     }
-    void run(cudaStream_t s) {
+    // Its time on the GPU's events (microseconds): always the same work, so a canary of other
+    // work sharing the GPU (another context's kernels slow it down).
+    double run(cudaStream_t s) {
+        start_.record(s);
         flush_kernel<<<1024, 256, 0, s>>>(buffer_.get(), n_);
         DEV_CHECK(cudaGetLastError());
         clean_kernel<<<1024, 256, 0, s>>>(clean_.get(), n_, sink_.get());
         DEV_CHECK(cudaGetLastError());
+        end_.record(s);
         dev::sync_device();
+        return 1000.0 * end_.ms_since(start_);
     }
 
   private:
     std::size_t n_;
     dev::Array<float4> buffer_, clean_;
     dev::Array<float> sink_;
+    dev::Event start_, end_;
 };
 
 // One timed call. The end event is recorded right after the call on the stream; a second
@@ -174,6 +180,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     rule.target_spread = 0.01;
     rule.max_seconds = 3.0;
     Samples mine_samples, their_samples;
+    std::vector<double> flush_times;  // the canary (L2Flush::run)
     const std::vector<double>& mine = mine_samples.on_stream;
     const std::vector<double>& theirs = their_samples.on_stream;
     auto start = Clock::now();
@@ -200,7 +207,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
         auto fresh_state = [&] {
             const auto untimed = Clock::now();
             t.refreshed = run.refresh(s, inputs_seed) || t.refreshed;
-            flush.run(s);
+            flush_times.push_back(flush.run(s));
             t.untimed_ms += ms_since(untimed);
         };
         auto time_reference = [&] {
@@ -230,8 +237,11 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     t.learner.summary = cudalings::summarize(mine_samples.times());
     t.learner_host = cudalings::summarize(mine_samples.host);
     if (remote) {
-        t.host_overhead_us = kit::remote::current_route()->overhead_us;
-        t.host_overhead_iqr_us = kit::remote::current_route()->overhead_iqr_us;
+        const kit::remote::Route& route = *kit::remote::current_route();
+        t.host_overhead_us = route.overhead_us;
+        t.host_overhead_iqr_us = route.overhead_iqr_us;
+        t.flush_us = cudalings::summarize(flush_times).median;
+        t.flush_before_us = route.canary_us;
     }
     t.outside_stream = mine_samples.outside();
     t.learner.stop = cudalings::describe(mine_stop);
@@ -247,9 +257,9 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     return t;
 }
 
-std::function<void()> cold_l2(cudaStream_t s, std::size_t l2_bytes) {
+std::function<double()> cold_l2(cudaStream_t s, std::size_t l2_bytes) {
     auto flush = std::make_shared<L2Flush>(l2_bytes);
-    return [flush, s] { flush->run(s); };
+    return [flush, s] { return flush->run(s); };
 }
 
 ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,

@@ -52,6 +52,10 @@ struct PairTiming {
     cudalings::Summary learner_host;
     // The judge split: a round trip's cost beyond the events (kit::remote::Route); 0 otherwise.
     double host_overhead_us = 0, host_overhead_iqr_us = 0;
+    // The judge split: the median time of the judge's own L2 flush between the calls, and before
+    // the learner's code was loaded (the probes'). Always the same work: slower between the
+    // calls means other work on the GPU (a kernel the learner's process left running).
+    double flush_us = 0, flush_before_us = 0;
     // Where the time went (milliseconds): warm-up, the sampling loop, and the untimed work
     // inside it (fresh inputs, L2 flushes, verification).
     double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
@@ -76,8 +80,9 @@ ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
                           const std::function<void()>& begin, const std::function<void()>& end);
 
 // A cold L2 as before every timed call (a read+write pass over twice the L2, then a read-only
-// pass), for the judge split's probes of its clock: the returned function runs it and waits.
-std::function<void()> cold_l2(cudaStream_t s, std::size_t l2_bytes);
+// pass), for the judge split's probes of its clock: the returned function runs it, waits, and
+// returns its time on the GPU's events (microseconds), the canary of PairTiming::flush_us.
+std::function<double()> cold_l2(cudaStream_t s, std::size_t l2_bytes);
 
 // Device-to-device copy bandwidth in GB/s counting bytes read plus written (1 GiB copies).
 double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us);

@@ -82,6 +82,15 @@ TEST_CASE("a claimed time against the judge's clock less its round trip", "[stat
     CHECK(cross_check_claim(0, 800, 60, 8) == ClockCheck::Agree);
 }
 
+TEST_CASE("the judge's own flush as a canary of a shared GPU", "[stats]") {
+    // A 130 us flush that writes back a full L2 of the call's dirty lines (tens of us more).
+    CHECK_FALSE(canary_slowed(170, 130));
+    // Another context's kernel held the GPU for part of a time slice.
+    CHECK(canary_slowed(900, 130));
+    CHECK_FALSE(canary_slowed(0, 130));
+    CHECK_FALSE(canary_slowed(900, 0));
+}
+
 TEST_CASE("work outside the stream: decided on the median, not on one late sample", "[stats]") {
     std::vector<double> stream(10, 250.0), device(10, 262.0);
     CHECK_FALSE(work_outside_stream(stream, device));
