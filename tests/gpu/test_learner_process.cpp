@@ -157,9 +157,20 @@ TEST_CASE("a learner's process computes on memory the judge lent it, under its f
         INFO(name);
         Buffers buf;
         JudgeLink link;
-        REQUIRE(link.start(how(CUDALINGS_SOLUTION_01, box.get()), &why));
+        // The judge's probes of its clock come before the learner's object is loaded: each a
+        // memset of the process's own, timed as a call, after the judge's own work (here a
+        // count of the calls, standing for its L2 flush).
+        LearnerStart start = how(CUDALINGS_SOLUTION_01, box.get());
+        int before = 0;
+        start.probes = 5;
+        start.before_probe = [&] { return double(++before); };
+        REQUIRE(link.start(start, &why));
         CHECK(link.state().filtered);
         CHECK(link.state().capabilities_dropped);
+        CHECK(before == 5);
+        CHECK(link.state().probe_canary_us == std::vector<double>{1, 2, 3, 4, 5});
+        REQUIRE(link.state().probe_overheads_us.size() == 5);
+        for (double o : link.state().probe_overheads_us) CHECK(o > 0);
         lend_all(link, buf);
         JudgeLink::Returned r;
         REQUIRE(link.call(vector_add_call(link, buf), r));
