@@ -121,6 +121,7 @@ bool JudgeLink::probe(const LearnerStart& how, std::string* why) {
                 return false;
             }
         } while (back.kind == wire::Kind::Returning);
+        if (how.after_probe) how.after_probe();
         const double host_us =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                 .count();

@@ -35,6 +35,9 @@ struct LearnerStart {
     int probes = 0;
     std::uint64_t probe_bytes = 16u << 20;
     std::function<double()> before_probe;
+    // Inside the judge's clock, after each probe's Returned (as after a call's: the judge's turn
+    // on the GPU, runner/timing.h gpu_turn).
+    std::function<void()> after_probe;
 };
 
 // How a learner's process ended or stands, as the judge saw it.

@@ -300,6 +300,7 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
     if (args.time) {
         how.probes = kClockProbes;
         how.before_probe = runner::cold_l2(out.stream, out.props.l2_bytes);
+        how.after_probe = [stream = out.stream] { runner::gpu_turn(stream); };
     }
     const bool started = out.split->start(how, &why, &learner_fault);
     emit_event("step_loaded");

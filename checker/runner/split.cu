@@ -47,6 +47,7 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
     s.filter = true;
     s.probes = how.probes;
     s.before_probe = how.before_probe;
+    s.after_probe = how.after_probe;
     // Under the emulator: its device memory, shared (the learner's descriptor 4); on a GPU each
     // loan travels as a descriptor of its own (-1 here).
     s.shared_memory = lend::shared_memory(why);

@@ -40,6 +40,7 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
         // (cudalings::LearnerStart), each after `before_probe` (a cold L2, as before a call).
         int probes = 0;
         std::function<double()> before_probe;
+        std::function<void()> after_probe;  // inside the judge's clock (timing.h, gpu_turn)
     };
     // Starts the learner's process and makes this process the route of every call of the
     // learner's entry point. False with `why` when the learner's process did not get as far as

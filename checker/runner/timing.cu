@@ -71,6 +71,18 @@ class L2Flush {
     dev::Event start_, end_;
 };
 
+__global__ void nothing() {}
+
+}  // namespace
+
+void gpu_turn(cudaStream_t s) {
+    nothing<<<1, 1, 0, s>>>();
+    DEV_CHECK(cudaGetLastError());
+    DEV_CHECK(cudaStreamSynchronize(s));
+}
+
+namespace {
+
 // One timed call. The end event is recorded right after the call on the stream; a second
 // one after a device-wide synchronize catches work left running elsewhere (another stream).
 // The host clock measures the same interval (from before the start event until the last
@@ -86,11 +98,14 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
     // A call made in the learner's process (the judge split): its own events are the times,
     // this process's host clock around the whole round trip their cross-check.
     if (remote) {
-        // No work of this process's around it: another context's events would make the GPU
-        // switch between the two processes inside the learner's round trip.
+        // No work of this process's before it: another context's events would make the GPU
+        // switch between the two processes inside the learner's round trip. After it, this
+        // process's turn on the GPU ends the clock: a Returned said while the learner's work
+        // still runs does not stop it early.
         const auto host_start = Clock::now();
         const cudaError_t returned = call(s);
         if (returned != cudaSuccess) throw LearnerError{returned, true};
+        gpu_turn(s);
         Sample sample;
         sample.host_us =
             std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();

@@ -84,6 +84,11 @@ ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
 // returns its time on the GPU's events (microseconds), the canary of PairTiming::flush_us.
 std::function<double()> cold_l2(cudaStream_t s, std::size_t l2_bytes);
 
+// This process's turn on the GPU: an empty kernel, launched and waited for. Another process's
+// context with work still running makes it wait (the GPU takes turns between contexts): the
+// judge split ends its clock around a learner's call, and around each probe, with it.
+void gpu_turn(cudaStream_t s);
+
 // Device-to-device copy bandwidth in GB/s counting bytes read plus written (1 GiB copies).
 double measure_copy_bandwidth(cudaStream_t s, std::size_t l2_bytes, double* median_us);
 
