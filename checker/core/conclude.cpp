@@ -18,6 +18,16 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
                  " — every timed call must compute the result";
         return true;
     }
+    // First the GPU's sharing, which also makes the clocks disagree: the more specific news.
+    if (canary_slowed(t.flush_us, t.flush_before_us)) {
+        verdict = Verdict::Suspect;
+        reason = "the GPU was busy with other work between your calls" + which +
+                 ": the checker's own work there took " + format_time_us(t.flush_us) +
+                 ", against " + format_time_us(t.flush_before_us) +
+                 " before your code was loaded (a kernel your code left running after its call "
+                 "returned, or another process using this GPU): the times cannot be trusted";
+        return true;
+    }
     // Through the judge split the events are the learner's process's word, and the judge knows
     // its round trip's cost: the claim must match what its clock saw.
     const bool remote = t.host_overhead_us > 0;
@@ -35,15 +45,6 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
                  " round trip): the time cannot be trusted. Another process using this GPU at the "
                  "same time delays the GPU's start and causes this too: check again with the GPU "
                  "to yourself";
-        return true;
-    }
-    if (canary_slowed(t.flush_us, t.flush_before_us)) {
-        verdict = Verdict::Suspect;
-        reason = "the GPU was busy with other work between your calls" + which +
-                 ": the checker's own work there took " + format_time_us(t.flush_us) +
-                 ", against " + format_time_us(t.flush_before_us) +
-                 " before your code was loaded (a kernel your code left running after its call "
-                 "returned, or another process using this GPU): the times cannot be trusted";
         return true;
     }
     if (clocks != ClockCheck::Agree) {

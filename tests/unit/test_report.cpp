@@ -220,6 +220,33 @@ TEST_CASE("the verdict is decided in one place from what the check found", "[rep
     r.timings = {t};
     conclude(r);
     CHECK(r.verdict == Verdict::Pass);
+    // through the judge split: a claim half what the judge's clock saw beyond its round trip
+    // (the old rule would believe it), SUSPECT
+    t.host_overhead_us = 60;
+    t.host_overhead_iqr_us = 5;
+    t.host_median_us = 1060;
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Suspect);
+    CHECK_THAT(r.reason, ContainsSubstring("far below what the checker's own clock saw"));
+    t.host_median_us = 570;  // the honest claim's round trip
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Pass);
+    // the judge's own flush between the calls far slower than before the learner's code was
+    // loaded: the GPU was shared, SUSPECT, said before the clocks (which disagree then too)
+    t.flush_before_us = 130;
+    t.flush_us = 1400;
+    t.host_median_us = 1060;
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Suspect);
+    CHECK_THAT(r.reason, ContainsSubstring("busy with other work between your calls"));
+    t.flush_us = 140;
+    t.host_median_us = 570;
+    r.timings = {t};
+    conclude(r);
+    CHECK(r.verdict == Verdict::Pass);
     // the worst case decides; the problem's advice for that verdict is shown
     CaseResult hang;
     hang.verdict = Verdict::Timeout;
