@@ -73,8 +73,10 @@ void check_fixture(const std::string& root, const LessonInfo* lesson, const Fixt
             bad("\"" + key + ": " + value + "\" is not a verdict");
         } else if (key == "needs" && value != "gpu" && value != "cpu") {
             bad("\"needs: " + value + "\" must be gpu or cpu");
-        } else if ((key == "timing" || key == "timed") && value != "yes") {
-            bad("\"" + key + ": " + value + "\" must be yes (or absent)");
+        } else if (key == "timing" && value != "yes") {
+            bad("\"timing: " + value + "\" must be yes (or absent)");
+        } else if (key == "timed" && value != "yes" && value != "only") {
+            bad("\"timed: " + value + "\" must be yes or only (or absent)");
         } else if (key == "step" && lesson) {
             has_step = true;
             const auto slash = value.find('/');

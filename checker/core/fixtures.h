@@ -9,7 +9,8 @@
 //   emulated          the verdict under the CPU emulator    needs            gpu (default) | cpu
 //   emulated-detail   in the first failing case, emulated   timing           yes: graded timed
 //   emulated-advice   in the step's advice, emulated        base             see below
-//   setup, in-process, timed, reason-emulated               (hostile submissions)
+//   setup, in-process, timed, reason-emulated               (hostile submissions; timed:
+//                                                            yes also timed, only timed alone)
 // A `// word: ...` line before the header's first blank `//` line whose word is no key is kept
 // as an unknown key (`dev check` reports it); further down such lines are prose.
 //
