@@ -51,24 +51,25 @@ class L2Flush {
         DEV_CHECK(cudaMemset(buffer_.get(), 0, n_ * sizeof(float4)));
         DEV_CHECK(cudaMemset(clean_.get(), 0, n_ * sizeof(float4)));
     }
-    // Its time on the GPU's events (microseconds): always the same work, so a canary of other
-    // work sharing the GPU (another context's kernels slow it down).
+    // Its time on the host's clock, from the launch to the end of the wait (microseconds):
+    // always the same work, so a canary of other work sharing the GPU. Another context's kernels
+    // make this one wait for its turn, and that wait comes before this context's first event:
+    // measured on the H100 (2026-12-07), the flush's own events did not see a spinning kernel of
+    // another process that the host's clock must.
     double run(cudaStream_t s) {
-        start_.record(s);
+        const auto start = Clock::now();
         flush_kernel<<<1024, 256, 0, s>>>(buffer_.get(), n_);
         DEV_CHECK(cudaGetLastError());
         clean_kernel<<<1024, 256, 0, s>>>(clean_.get(), n_, sink_.get());
         DEV_CHECK(cudaGetLastError());
-        end_.record(s);
         dev::sync_device();
-        return 1000.0 * end_.ms_since(start_);
+        return std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     }
 
   private:
     std::size_t n_;
     dev::Array<float4> buffer_, clean_;
     dev::Array<float> sink_;
-    dev::Event start_, end_;
 };
 
 __global__ void nothing() {}

@@ -53,8 +53,9 @@ struct PairTiming {
     // The judge split: a round trip's cost beyond the events (kit::remote::Route); 0 otherwise.
     double host_overhead_us = 0, host_overhead_iqr_us = 0;
     // The judge split: the median time of the judge's own L2 flush between the calls, and before
-    // the learner's code was loaded (the probes'). Always the same work: slower between the
-    // calls means other work on the GPU (a kernel the learner's process left running).
+    // the learner's code was loaded (the probes'), on the host's clock from its launch to the end
+    // of its wait. Always the same work: slower between the calls means other work on the GPU
+    // (a kernel the learner's process left running).
     double flush_us = 0, flush_before_us = 0;
     // Where the time went (milliseconds): warm-up, the sampling loop, and the untimed work
     // inside it (fresh inputs, L2 flushes, verification).
@@ -81,7 +82,7 @@ ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
 
 // A cold L2 as before every timed call (a read+write pass over twice the L2, then a read-only
 // pass), for the judge split's probes of its clock: the returned function runs it, waits, and
-// returns its time on the GPU's events (microseconds), the canary of PairTiming::flush_us.
+// returns its time on the host's clock (microseconds), the canary of PairTiming::flush_us.
 std::function<double()> cold_l2(cudaStream_t s, std::size_t l2_bytes);
 
 // This process's turn on the GPU: an empty kernel, launched and waited for. Another process's

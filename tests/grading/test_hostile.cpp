@@ -267,10 +267,11 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
 // changes with it). Graded with --judge-split, every one gets its own verdict (and `reason:`),
 // never PASS, never INTERNAL_ERROR. One forges only its time (`timed: only`): graded timed alone,
 // on a GPU.
-TEST_CASE(
-    "submissions that go for the judge: a forger believed in the runner's process, none "
-    "passes through the judge split",
-    "[grade][hostile]") {
+namespace {
+// Grades the forgers of tests/grading/hostile_split/ in one batch per mode, untimed (every file
+// but the `timed: only` ones) or timed (the `timed: yes` and `timed: only` ones), each in the
+// runner's own process and through the judge split.
+void grade_forgers(bool timed) {
     std::string why;
     if (!sandbox_works(&why)) SKIP("hostile submissions run only inside the sandbox: " + why);
     TempDir temp("forgers");
@@ -286,16 +287,14 @@ TEST_CASE(
                               .string());
     }
     REQUIRE_FALSE(forgers.empty());
-    // Every file untimed; on a GPU, the `timed: yes` files again with timing.
     const bool gpu = test_support::gpu_present();
-    for (const bool timed : {false, true}) {
-        if (timed && !gpu) continue;
-        std::vector<std::string> batch;
-        for (std::size_t i = 0; i < forgers.size(); ++i)
-            if (timed ? forgers[i].timed == "yes" || forgers[i].timed == "only"
-                      : forgers[i].timed != "only")
-                batch.push_back(folders[i]);
-        if (batch.empty()) continue;
+    std::vector<std::string> batch;
+    for (std::size_t i = 0; i < forgers.size(); ++i)
+        if (timed ? forgers[i].timed == "yes" || forgers[i].timed == "only"
+                  : forgers[i].timed != "only")
+            batch.push_back(folders[i]);
+    REQUIRE_FALSE(batch.empty());
+    {
         for (const bool split : {false, true}) {
             INFO((split ? "through the judge split" : "in the runner's process")
                  << (timed ? ", timed" : ""));
@@ -303,9 +302,11 @@ TEST_CASE(
                 dir / ((split ? "out-split" : "out-runner") + std::string(timed ? "-timed" : ""));
             std::vector<std::string> args{"--root", instructor.string(), "grade"};
             args.insert(args.end(), batch.begin(), batch.end());
-            args.insert(args.end(),
-                        {"--step", "1/1", "--out", out.string(), "--compile-timeout", "60",
-                         "--case-timeout", "10", "--jobs", "2", "--format", "gradescope"});
+            args.insert(args.end(), {"--step", "1/1", "--out", out.string(), "--compile-timeout",
+                                     "60", "--case-timeout", "10", "--format", "gradescope"});
+            // Timed, one at a time: two workers timing on one GPU make each other SUSPECT (on
+            // the H100, 2026-12-07, an honest sum beside the spinner below was).
+            args.insert(args.end(), {"--jobs", timed ? "1" : "2"});
             if (!timed) args.push_back("--no-time");
             if (split) args.push_back("--judge-split");
             auto r = run_cudalings(args, {}, instructor.string());
@@ -341,4 +342,20 @@ TEST_CASE(
             }
         }
     }
+}
+}  // namespace
+
+TEST_CASE(
+    "submissions that go for the judge: a forger believed in the runner's process, none "
+    "passes through the judge split",
+    "[grade][hostile]") {
+    grade_forgers(false);
+}
+
+// The same, graded with timing, one at a time (a GPU to itself: ctest runs this test under the
+// GPU's lock, tests/grading/CMakeLists.txt).
+TEST_CASE("submissions that go for the judge, timed: none passes through the judge split",
+          "[grade][hostile][timed]") {
+    if (!test_support::gpu_present()) SKIP("timing needs a GPU");
+    grade_forgers(true);
 }

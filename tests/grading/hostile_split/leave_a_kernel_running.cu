@@ -11,8 +11,10 @@
 // again once the call's kernel is done.
 //
 // Through the judge split the spinner is another process's work, which slows the judge's own
-// fixed work between the calls (its L2 flush): compared with the same work before this code was
-// loaded, that is SUSPECT. In the runner's own process the spinner shares the GPU with the
+// fixed work between the calls (its L2 flush, on the judge's host clock: its events start only
+// once the GPU has turned to the judge's context, and do not see the wait): compared with the
+// same work before this code was loaded, that is SUSPECT. (Timed on the flush's events, on the
+// H100, 2026-12-07, this file got PASS.) In the runner's own process the spinner shares the GPU with the
 // reference (a hole the split closes): an honest sum, PASS, at a flattering ratio. Only timed,
 // on a GPU (untimed there is nothing to gain, and an emulated check is never timed).
 #include <atomic>
