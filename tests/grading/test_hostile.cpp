@@ -327,6 +327,11 @@ void grade_forgers(bool timed) {
                 REQUIRE(result["results"].size() == 1);
                 const auto& step = result["results"][0];
                 INFO(step.dump().substr(0, 1500));
+                // A timed failure is about its figures (the clocks, the canary), which come
+                // after the cases in the step's record.
+                const std::string timings =
+                    step.contains("timings") ? step["timings"].dump().substr(0, 3000) : "";
+                INFO("timings: " << timings);
                 if (split) {
                     CHECK(step["verdict"] == h.expect);
                     CHECK(step["verdict"] != "PASS");
