@@ -108,28 +108,21 @@ bool JudgeLink::probe(const LearnerStart& how, std::string* why) {
         wire::Message m;
         m.kind = wire::Kind::Probe;
         m.bytes = how.probe_bytes;
+        Returned r;
         const auto start = std::chrono::steady_clock::now();
-        if (!wire::send(socket_, m)) {
-            reap(false);
-            if (why) *why = "the learner's process ended before it was probed";
+        if (!exchange(m, r, {})) {
+            if (why) *why = "the learner's process ended while it was probed";
             return false;
         }
-        wire::Message back;
-        do {
-            if (!receive(back)) {
-                if (why) *why = "the learner's process ended while it was probed";
-                return false;
-            }
-        } while (back.kind == wire::Kind::Returning);
         if (how.after_probe) how.after_probe();
         const double host_us =
             std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start)
                 .count();
-        if (back.kind != wire::Kind::Returned || back.status != 0 || back.sync_status != 0) {
+        if (r.status != 0 || r.sync_status != 0) {
             if (why) *why = "the learner's process failed a probe of the clock";
             return false;
         }
-        state_.probe_overheads_us.push_back(host_us - back.on_stream_us);
+        state_.probe_overheads_us.push_back(host_us - r.on_stream_us);
     }
     return true;
 }
@@ -209,6 +202,11 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
     wire::Message m;
     m.kind = wire::Kind::Call;
     m.call = c;
+    return exchange(m, r, returning);
+}
+
+bool JudgeLink::exchange(const wire::Message& m, Returned& r,
+                         const std::function<void()>& returning) {
     if (!wire::send(socket_, m)) {
         reap(false);
         return false;

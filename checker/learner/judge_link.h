@@ -122,6 +122,9 @@ class JudgeLink : public kit::remote::Lender {
     bool receive(wire::Message& m);
     // The probes of LearnerStart (before Load): false when the process went away or refused.
     bool probe(const LearnerStart& how, std::string* why);
+    // Sends `m` (a Call or a Probe) and reads the replies until its Returned: what call()
+    // says of its result.
+    bool exchange(const wire::Message& m, Returned& r, const std::function<void()>& returning);
     // A Mapped reply to a loan that awaits one: noted (a failure in unmapped_); false when no
     // loan of its number awaits.
     bool mapped(const wire::Message& r);
