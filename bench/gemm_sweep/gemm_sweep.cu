@@ -28,16 +28,8 @@
 
 // The capstone's template, for the variants. Its own extern "C" gemm is the default config.
 #include "../../solutions/10_gemm/07_register_prefetch.cu"
+#include "../sweep/sweep.cuh"
 
-#define CHECK(call)                                                           \
-    do {                                                                      \
-        cudaError_t e_ = (call);                                              \
-        if (e_ != cudaSuccess) {                                              \
-            std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, \
-                         cudaGetErrorString(e_));                             \
-            std::exit(1);                                                     \
-        }                                                                     \
-    } while (0)
 #define CHECK_CUBLAS(call)                                                                  \
     do {                                                                                    \
         cublasStatus_t s_ = (call);                                                         \
@@ -169,21 +161,6 @@ __global__ void fill_kernel(float* p, size_t n, unsigned long long seed) {
         p[i] = float(z >> 40) * (2.0f / 16777216.0f) - 1.0f;  // uniform in [-1, 1)
     }
 }
-__global__ void flush_kernel(float4* p, size_t n) {
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-         i += size_t{gridDim.x} * blockDim.x) {
-        float4 v = p[i];
-        v.x += 1.0f;
-        p[i] = v;
-    }
-}
-__global__ void read_kernel(const float4* p, size_t n, float* sink) {
-    float acc = 0.0f;
-    for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n;
-         i += size_t{gridDim.x} * blockDim.x)
-        acc += p[i].x;
-    if (acc == 1.0f) *sink = acc;
-}
 // max |got - want| and max |want| (non-negative floats compare as their bits)
 __global__ void diff_kernel(const float* got, const float* want, size_t n, unsigned* out) {
     float d = 0.0f, w = 0.0f;
@@ -290,14 +267,7 @@ int main(int argc, char** argv) {
 
     cudaStream_t s;
     CHECK(cudaStreamCreate(&s));
-    const size_t flush_n = (size_t{256} << 20) / sizeof(float4);
-    float4 *flush_a, *flush_b;
-    float* sink;
-    CHECK(cudaMalloc(&flush_a, flush_n * sizeof(float4)));
-    CHECK(cudaMalloc(&flush_b, flush_n * sizeof(float4)));
-    CHECK(cudaMalloc(&sink, 4));
-    CHECK(cudaMemset(flush_a, 0, flush_n * sizeof(float4)));
-    CHECK(cudaMemset(flush_b, 0, flush_n * sizeof(float4)));
+    const sweep::L2Flush flush;
     unsigned* diff;
     CHECK(cudaMalloc(&diff, 8));
 
@@ -323,8 +293,7 @@ int main(int argc, char** argv) {
         for (size_t f = 0; f < fns.size(); ++f) {
             auto call = [&] {
                 CHECK(cudaMemcpyAsync(C, C0, sh.m * sh.n * 4, cudaMemcpyDeviceToDevice, s));
-                flush_kernel<<<1024, 256, 0, s>>>(flush_a, flush_n);
-                read_kernel<<<1024, 256, 0, s>>>(flush_b, flush_n, sink);
+                flush.run(s);
                 cudaEvent_t e0, e1;
                 CHECK(cudaEventCreate(&e0));
                 CHECK(cudaEventCreate(&e1));

@@ -1,8 +1,8 @@
 // What the variant sweeps of the lessons' capstones share (bench/compact_sweep,
-// bench/sort_sweep): the variants as shared objects named on the command line, a library as the
-// first side, and timing in turns as the checker times a call: the L2 flushed before every
-// sample (a read+write pass, then a read-only pass, over 2 x 256 MiB), CUDA events around one
-// call, the median of each side's samples. Shares no code with the checker.
+// bench/sort_sweep; bench/gemm_sweep its macro and flush): the variants as shared objects named on
+// the command line, a library as the first side, and timing in turns as the checker times a call:
+// the L2 flushed before every sample (a read+write pass, then a read-only pass, over 2 x 256 MiB),
+// CUDA events around one call, the median of each side's samples. Shares no code with the checker.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -42,6 +42,34 @@ __global__ void clean_kernel(const float4* b, size_t n, float* sink) {
         acc += b[i].x;
     if (acc == 1.0f) *sink = acc;  // never true (the buffer is zero): keeps the loads alive
 }
+
+// A cold L2 before every sample, as the checker makes it: a read+write pass, then a read-only
+// pass, each over 256 MiB.
+struct L2Flush {
+    size_t n = (size_t{256} << 20) / sizeof(float4);
+    float4 *dirty = nullptr, *clean = nullptr;
+    float* sink = nullptr;
+    L2Flush() {
+        CHECK(cudaMalloc(&dirty, n * sizeof(float4)));
+        CHECK(cudaMalloc(&clean, n * sizeof(float4)));
+        CHECK(cudaMalloc(&sink, sizeof(float)));
+        CHECK(cudaMemset(dirty, 0, n * sizeof(float4)));
+        CHECK(cudaMemset(clean, 0, n * sizeof(float4)));
+    }
+    ~L2Flush() {
+        cudaFree(dirty);
+        cudaFree(clean);
+        cudaFree(sink);
+    }
+    L2Flush(const L2Flush&) = delete;
+    L2Flush& operator=(const L2Flush&) = delete;
+    // Queued on `s` (not waited for).
+    void run(cudaStream_t s) const {
+        flush_kernel<<<1024, 256, 0, s>>>(dirty, n);
+        clean_kernel<<<1024, 256, 0, s>>>(clean, n, sink);
+        CHECK(cudaGetLastError());
+    }
+};
 
 // A library or a variant, and its samples in each of the two columns (inputs) of the sweep.
 struct Side {
@@ -87,14 +115,7 @@ inline int rounds(int fallback) {
 // touches them all alike.
 inline void time_in_turns(std::vector<Side>& sides, int rounds, cudaStream_t s,
                           const std::function<void(const Side&, int)>& call) {
-    const size_t n = (size_t{256} << 20) / sizeof(float4);
-    float4 *dirty, *clean;
-    float* sink;
-    CHECK(cudaMalloc(&dirty, n * sizeof(float4)));
-    CHECK(cudaMalloc(&clean, n * sizeof(float4)));
-    CHECK(cudaMalloc(&sink, sizeof(float)));
-    CHECK(cudaMemset(dirty, 0, n * sizeof(float4)));
-    CHECK(cudaMemset(clean, 0, n * sizeof(float4)));
+    const L2Flush flush;
     cudaEvent_t e0, e1;
     CHECK(cudaEventCreate(&e0));
     CHECK(cudaEventCreate(&e1));
@@ -102,8 +123,7 @@ inline void time_in_turns(std::vector<Side>& sides, int rounds, cudaStream_t s,
         for (int column = 0; column < 2; ++column)
             for (Side& side : sides) {
                 if (!side.ok) continue;
-                flush_kernel<<<1024, 256, 0, s>>>(dirty, n);
-                clean_kernel<<<1024, 256, 0, s>>>(clean, n, sink);
+                flush.run(s);
                 CHECK(cudaStreamSynchronize(s));
                 CHECK(cudaEventRecord(e0, s));
                 call(side, column);
@@ -115,9 +135,6 @@ inline void time_in_turns(std::vector<Side>& sides, int rounds, cudaStream_t s,
             }
     CHECK(cudaEventDestroy(e0));
     CHECK(cudaEventDestroy(e1));
-    CHECK(cudaFree(dirty));
-    CHECK(cudaFree(clean));
-    CHECK(cudaFree(sink));
 }
 
 inline float median(std::vector<float> v) {
