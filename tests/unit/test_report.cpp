@@ -190,62 +190,59 @@ TEST_CASE("the verdict is decided in one place from what the check found", "[rep
     CHECK(r.verdict == Verdict::Wrong);
     CHECK_THAT(r.reason, ContainsSubstring("timed call 3"));
     CHECK(r.timings.empty());
+    // Each timing below, alone in the step's record, concluded.
+    auto conclude_with = [&r](const TimingResult& timing) {
+        r.timings = {timing};
+        conclude(r);
+    };
     // faster than the memory allows: SUSPECT
     t.verified = true;
     t.bytes = 1e9;
     t.copy_gbps = 1000;  // floor 1000 µs
     t.learner = {true, 500, 500, 500, 500, 10, ""};
     t.host_median_us = 505;
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Suspect);
     // the host clock sees far more than the events: SUSPECT, and the reason names a shared GPU
     // as a cause (a correct step gets this when another process uses the GPU)
     t.copy_gbps = 4000;  // floor 250 µs: 500 µs is possible
     t.host_median_us = 5000;
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Suspect);
     CHECK_THAT(r.reason, ContainsSubstring("the GPU's clock does not see") &&
                              ContainsSubstring("Another process using this GPU"));
     // events longer than the host's interval: SUSPECT, without that cause
     t.host_median_us = 400;
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Suspect);
     CHECK_THAT(r.reason,
                ContainsSubstring("more time than passed") && !ContainsSubstring("Another process"));
     // clocks that agree: PASS
     t.host_median_us = 520;
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Pass);
     // through the judge split: a claim half what the judge's clock saw beyond its round trip
     // (the old rule would believe it), SUSPECT
     t.host_overhead_us = 60;
     t.host_overhead_iqr_us = 5;
     t.host_median_us = 1060;
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Suspect);
     CHECK_THAT(r.reason, ContainsSubstring("far below what the checker's own clock saw"));
     t.host_median_us = 570;  // the honest claim's round trip
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Pass);
     // the judge's own flush between the calls far slower than before the learner's code was
     // loaded: the GPU was shared, SUSPECT, said before the clocks (which disagree then too)
     t.flush_before_us = 130;
     t.flush_us = 1400;
     t.host_median_us = 1060;
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Suspect);
     CHECK_THAT(r.reason, ContainsSubstring("busy with other work between your calls"));
     t.flush_us = 140;
     t.host_median_us = 570;
-    r.timings = {t};
-    conclude(r);
+    conclude_with(t);
     CHECK(r.verdict == Verdict::Pass);
     // the worst case decides; the problem's advice for that verdict is shown
     CaseResult hang;
