@@ -2,7 +2,7 @@
 """The judge split's clock against the learner's claims, step by step, from a `check --json
 --judge-split` file: the learner's event median (its claim), the judge's host median around the
 same calls, the round trip's cost the probes measured before the learner's code was loaded, and
-how the two agree (seen = host - overhead; SUSPECT past 1.10 x claim + 2 x IQR + 30 us:
+how the two agree (seen = host - overhead; SUSPECT past 1.10 x claim + 2 x IQR + 150 us:
 core/stats.cpp, cross_check_claim); and the canary: the judge's own L2 flush between the calls
 against the same flush before the learner's code was loaded (SUSPECT past 1.25 x before + 50 us:
 canary_slowed).
@@ -25,7 +25,7 @@ def main(path):
             over = t.get("host_overhead_us", 0)
             iqr = t.get("host_overhead_iqr_us", 0)
             seen = host - over
-            limit = 1.10 * claim + 2 * iqr + 30
+            limit = 1.10 * claim + 2 * iqr + 150
             room = limit - seen  # microseconds left before SUSPECT
             ratio = seen / claim if claim else 0
             print(f'{r["step"][:44]:44} {r["verdict"][:8]:8} {(t.get("column") or "")[:10]:10} '

@@ -56,7 +56,11 @@ class L2Flush {
     // make this one wait for its turn, and that wait comes before this context's first event:
     // measured on the H100 (2026-12-07), the flush's own events did not see a spinning kernel of
     // another process that the host's clock must.
+    // The judge's own work queued before it (a round's input refresh) is finished first, outside
+    // the clock: on the H100 (2026-12-07) lesson 01's refresh, counted in, made the flush 1.6 ms
+    // against 158 us before the learner's code was loaded, and every honest step SUSPECT.
     double run(cudaStream_t s) {
+        dev::sync_device();
         const auto start = Clock::now();
         flush_kernel<<<1024, 256, 0, s>>>(buffer_.get(), n_);
         DEV_CHECK(cudaGetLastError());

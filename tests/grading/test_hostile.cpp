@@ -294,6 +294,19 @@ void grade_forgers(bool timed) {
                   : forgers[i].timed != "only")
             batch.push_back(folders[i]);
     REQUIRE_FALSE(batch.empty());
+    // Timed, the batch holds an honest submission too (the step's solution): the judge's clock
+    // must tell the forgers from it, not suspect every step (on the H100, 2026-12-07, a canary
+    // that counted the judge's own input refresh made every honest step SUSPECT).
+    const fs::path honest = dir / "subs" / "honest";
+    if (timed) {
+        const fs::path lesson = honest / "lessons/01_vector_add";
+        fs::create_directories(lesson);
+        fs::copy_file(instructor / "lessons/01_vector_add/vector_add.cuh",
+                      lesson / "vector_add.cuh");
+        fs::copy_file(instructor / "solutions/01_vector_add/01_one_thread_per_element.cu",
+                      lesson / "01_one_thread_per_element.cu");
+        batch.push_back(honest.string());
+    }
     {
         for (const bool split : {false, true}) {
             INFO((split ? "through the judge split" : "in the runner's process")
@@ -317,6 +330,16 @@ void grade_forgers(bool timed) {
             REQUIRE(summary["results"].size() == batch.size());
             for (const auto& line : summary["results"]) {
                 const std::string folder = line["submission"].get<std::string>();
+                if (folder == honest.string()) {
+                    json result;
+                    REQUIRE_NOTHROW(result = read_json(
+                                        (out / line["file"].get<std::string>()).string()));
+                    REQUIRE(result["results"].size() == 1);
+                    const auto& step = result["results"][0];
+                    INFO("the honest solution: " << step.dump().substr(0, 3000));
+                    CHECK(step["verdict"] == "PASS");
+                    continue;
+                }
                 const auto at = std::find(folders.begin(), folders.end(), folder);
                 REQUIRE(at != folders.end());
                 const Hostile& h = forgers[static_cast<std::size_t>(at - folders.begin())];
