@@ -204,39 +204,37 @@ double seconds_until(Clock::time_point deadline) {
     return std::max(1.0, std::chrono::duration<double>(deadline - Clock::now()).count());
 }
 
-// Preprocess the file twice (the device pass and the host pass: code can hide behind
-// __CUDA_ARCH__), both at once, and screen both. A file that does not preprocess is left to
-// the build.
-std::optional<PolicyViolation> screen_file(const CompileRequest& request, const PolicyRules& rules,
-                                           const std::string& scratch, double seconds,
-                                           const Sandbox* sandbox, const SandboxView& view,
-                                           const MemoryGroup& memory) {
-    auto pass = [&](bool host) -> std::optional<PolicyViolation> {
-        std::string out = scratch + (host ? ".host.ii" : ".device.ii");
-        auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
-        cmd.insert(cmd.begin() + 1,
-                   std::string("-arch=") +
-                       (request.arch.empty() ? std::string(kCompileOnlyArch) : request.arch));
-        if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
-        ChildOptions o = build_limits(seconds);  // the build's own limits: it runs beside it
-        o.memory_limit = kBuildMemoryLimit;
-        o.memory_group = &memory;  // ... and its memory too
-        auto child = run_contained(sandbox, cmd, o, view);
-        bool ok = false;
-        std::string text = read_file(out, &ok);
+// The policy screen of a build: the preprocessed files nvcc kept (`-keep` into `keep_dir`):
+// its host pass (.cpp4.ii) and its device pass (.cpp1.ii; code can hide behind __CUDA_ARCH__),
+// exactly what it compiled. A pass the build did not get to is left unscreened (the file gets
+// no verdict from running); a build that failed is also screened on nvcc's message, where an
+// include that is not there may still have aimed at the solutions (in a sandbox they are not
+// there to be found). Where a build that succeeded kept no such file (an nvcc that names them
+// otherwise), `preprocess` makes that view itself (true: the host's).
+std::optional<PolicyViolation> screen_build(
+    const std::string& keep_dir, const std::vector<std::string>& include_dirs,
+    const PolicyRules& rules, const ChildResult& build,
+    const std::function<std::optional<std::string>(bool host)>& preprocess) {
+    for (const bool host : {true, false}) {
+        const std::string pass = host ? ".cpp4.ii" : ".cpp1.ii";
+        std::string kept;
         std::error_code ec;
-        fs::remove(out, ec);
-        // An include that is not there may still have aimed at the solutions (in a sandbox they
-        // are not there to be found).
-        if (child.started && !child.timed_out && !child.exited_ok())
-            return screen_missing_includes(child.err.head, request.include_dirs, rules);
-        if (!child.exited_ok() || !ok) return std::nullopt;
-        return screen_preprocessed(text, rules);
-    };
-    auto host = std::async(std::launch::async, pass, true);
-    auto device = pass(false);
-    auto host_result = host.get();
-    return device ? device : host_result;
+        for (const auto& e : fs::directory_iterator(keep_dir, ec)) {
+            const std::string name = e.path().filename().string();
+            if (name.size() > pass.size() &&
+                name.compare(name.size() - pass.size(), std::string::npos, pass) == 0)
+                kept = e.path().string();
+        }
+        bool ok = false;
+        std::optional<std::string> text;
+        if (!kept.empty()) text = read_file(kept, &ok);
+        if (!ok) text = build.exited_ok() ? preprocess(host) : std::nullopt;
+        if (text)
+            if (auto violation = screen_preprocessed(*text, rules)) return violation;
+    }
+    if (build.started && !build.timed_out && !build.exited_ok())
+        return screen_missing_includes(build.err.head, include_dirs, rules);
+    return std::nullopt;
 }
 
 // The symbols a built file imports: loading libraries itself is not allowed.
@@ -402,7 +400,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     std::string key = compile_cache_key(request, file_identity(which(request.nvcc)),
                                         headers_in(request.include_dirs));
     std::string dir = paths_.state_dir + "/build";
-    const std::string suffix = request.object_only ? ".o" : ".so";
+    const std::string suffix(output_suffix(request.made));
     object = dir + "/" + key + suffix;
     std::string log = dir + "/" + key + ".log";
     if (options_.use_cache && ::access(object.c_str(), R_OK) == 0) {
@@ -442,7 +440,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     if (while_building) while_building(object);
     auto start = Clock::now();
     const auto build_deadline = after_seconds(o.wall_seconds);
-    // The policy screen reads the preprocessed file (device and host views) while nvcc builds.
+    // The policy screen reads the preprocessed file (device and host views) nvcc built.
     PolicyRules rules;
     rules.forbidden_libraries = step.forbid;
     rules.screened_dirs = {paths_.root};
@@ -453,19 +451,36 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     rules.forbidden_dirs.insert(rules.forbidden_dirs.end(), options_.forbidden_dirs.begin(),
                                 options_.forbidden_dirs.end());
     if (!paths_.include_root.empty()) rules.allowed_dirs.push_back(paths_.lessons_root());
-    std::optional<PolicyViolation> violation;
-    std::atomic<bool> stop_build{false};
-    o.cancel = &stop_build;
-    std::thread screen([&] {
-        violation = screen_file(request, rules, temporary, options_.compile_seconds, sandbox, view,
-                                build_memory);
-        if (violation) stop_build = true;  // no need to finish building a rejected file
-    });
-    auto child = run_contained(sandbox, nvcc_command(request), o, view);
-    screen.join();
+    // nvcc keeps its preprocessed files for the screen (screen_build) in the build's folder:
+    // not in the command of the cache key, whose flags name no folder.
+    std::vector<std::string> command = nvcc_command(request);
+    command.insert(command.begin() + 1, {"-keep", "-keep-dir", work.path()});
+    auto child = run_contained(sandbox, command, o, view);
+    // A view nvcc did not keep, preprocessed on its own: nvcc -E with the build's limits.
+    const auto preprocess = [&](bool host) -> std::optional<std::string> {
+        const std::string out = temporary + (host ? ".host.ii" : ".device.ii");
+        auto cmd = preprocess_command(request.nvcc, request.source, request.include_dirs, out);
+        cmd.insert(cmd.begin() + 1, std::string("-arch=") + (request.arch.empty()
+                                                                  ? std::string(kCompileOnlyArch)
+                                                                  : request.arch));
+        if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
+        ChildOptions p = build_limits(options_.compile_seconds);
+        p.wall_seconds = seconds_until(build_deadline);
+        p.memory_limit = kBuildMemoryLimit;
+        p.memory_group = &build_memory;
+        auto pass = run_contained(sandbox, cmd, p, view);
+        bool ok = false;
+        std::string text = read_file(out, &ok);
+        if (!pass.exited_ok() || !ok) return std::nullopt;
+        return text;
+    };
+    std::optional<PolicyViolation> violation =
+        screen_build(work.path(), request.include_dirs, rules, child, preprocess);
     // A library loaded behind the checker's back shows in the built file's imports, however
     // the source spelled it (asm labels, strings). It counts against the build's time limit.
-    if (!violation && child.exited_ok())
+    // (nvcc's front ends alone make no object: the emulator's build is screened instead,
+    // Checker::screen_emulated_imports.)
+    if (!violation && child.exited_ok() && request.made != CompileRequest::Makes::FrontEnds)
         violation = screen_imports(temporary, seconds_until(build_deadline), sandbox, build_memory);
     report.compile_seconds = seconds_since(start);
     // A build that does not become the cached object leaves no file behind.
@@ -520,6 +535,9 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         return false;
     }
     std::error_code ec;
+    // The front ends' output is the host code, preprocessed (megabytes): nothing reads it, and
+    // the cache keeps only the fact that nvcc accepted the file (and its log).
+    if (request.made == CompileRequest::Makes::FrontEnds) fs::resize_file(temporary, 0, ec);
     fs::rename(temporary, object, ec);
     write_file_atomic(log, output);
     // Only warnings stay in the report of a successful build.
@@ -534,7 +552,13 @@ CompileRequest Checker::compile_request(const LessonInfo& lesson, const std::str
     request.include_dirs = {paths_.lesson_dir(lesson), paths_.common_dir()};
     const GpuInfo& g = gpu();
     request.arch = g.present ? g.arch : "";
-    request.object_only = !g.present;  // nothing loads it: the emulator builds its own
+    // Without a GPU nothing loads it: the emulator builds its own (CompileRequest::made).
+    if (!g.present) {
+        bool ok = false;
+        request.made = emulation_blocker(read_file(source, &ok)).empty()
+                           ? CompileRequest::Makes::FrontEnds
+                           : CompileRequest::Makes::ObjectFile;
+    }
     return request;
 }
 
@@ -1341,7 +1365,9 @@ StepReport Checker::check(const StepRef& ref, bool solution_file) {
     if (emulating) {
         if (emulated.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
             say("building for the CPU emulator");
-        run_emulated(lesson, step, emulated.get(), report);
+        const EmulatedObject built_for_cpu = emulated.get();
+        if (!screen_emulated_imports(built_for_cpu, report)) return finish();
+        run_emulated(lesson, step, built_for_cpu, report);
         if (report.verdict != Verdict::InternalError && report.verdict != Verdict::SetupError &&
             !solution_file && source_key() == source_at_start) {
             report.fingerprint = emulated_fingerprint(lesson, step, report.file);
@@ -1584,6 +1610,21 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const
     fs::remove(b.object, ec);
     out.path = final_output;
     return out;
+}
+
+// The imports of the emulator's build of the file: what runs is screened, also where nvcc made
+// no object to screen (CompileRequest::Makes::FrontEnds). A step that loads libraries itself is
+// REJECTED before it runs. Screened at every use (nm on one shared object: milliseconds), cached
+// or not. False when the verdict is decided.
+bool Checker::screen_emulated_imports(const EmulatedObject& built, StepReport& report) {
+    if (built.path.empty()) return true;
+    const MemoryGroup memory(kBuildMemoryLimit);
+    auto violation =
+        screen_imports(built.path, options_.compile_seconds, options_.sandbox.get(), memory);
+    if (!violation) return true;
+    report.verdict = Verdict::Rejected;
+    report.reason = violation->rule + ": " + violation->detail;
+    return false;
 }
 
 // What an emulated verdict depends on: nvcc's build of the file (its diagnostics) and the

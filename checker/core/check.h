@@ -212,6 +212,7 @@ class Checker {
                                    const std::atomic<bool>* cancel = nullptr);
 
     // `built`: emulated_object() of the step's file (built beside nvcc's build).
+    bool screen_emulated_imports(const EmulatedObject& built, StepReport& report);
     void run_emulated(const LessonInfo& lesson, const StepInfo& step, const EmulatedObject& built,
                       StepReport& report);
     bool emulating_ = false;

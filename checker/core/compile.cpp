@@ -14,8 +14,12 @@ std::vector<std::string> nvcc_command(const CompileRequest& r) {
         r.nvcc, "-std=c++17", "-O3",
         // file:line in sanitizer reports and profiles
         "-lineinfo",
-        // a shared object sharing the runner's CUDA runtime (or only the object file)
-        r.object_only ? "-c" : "-shared", "-Xcompiler=-fPIC", "-cudart=shared",
+        // a shared object sharing the runner's CUDA runtime (or only the object file, or only
+        // the front ends' and the device compile's output)
+        r.made == CompileRequest::Makes::SharedObject ? "-shared"
+        : r.made == CompileRequest::Makes::ObjectFile ? "-c"
+                                                      : "-cuda",
+        "-Xcompiler=-fPIC", "-cudart=shared",
         // CUB's NVTX ranges would make every file that includes CUB import dlopen (NVTX loads
         // a profiler's injection library), which the import screen rightly refuses in a step
         "-DCCCL_DISABLE_NVTX",
@@ -26,6 +30,15 @@ std::vector<std::string> nvcc_command(const CompileRequest& r) {
     cmd.push_back(r.source);
     for (const auto& lib : r.libraries) cmd.push_back("-l" + lib);
     return cmd;
+}
+
+std::string_view output_suffix(CompileRequest::Makes made) {
+    switch (made) {
+        case CompileRequest::Makes::SharedObject: return ".so";
+        case CompileRequest::Makes::ObjectFile: return ".o";
+        case CompileRequest::Makes::FrontEnds: return ".ii";
+    }
+    return ".so";
 }
 
 std::string compile_cache_key(const CompileRequest& r, std::string_view nvcc_identity,

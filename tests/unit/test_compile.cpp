@@ -42,18 +42,29 @@ TEST_CASE("without a GPU the command still names an architecture", "[compile]") 
     CHECK(has(nvcc_command(r), "-arch=" + std::string(kCompileOnlyArch)));
 }
 
-// Without a GPU nothing loads nvcc's build (the emulator builds its own): an object file, no link.
-TEST_CASE("without a GPU nvcc builds an object file only", "[compile]") {
+// Without a GPU nothing loads nvcc's build (the emulator builds its own): nvcc's front ends and
+// device compile only, or an object file (no link) for a file the emulator cannot build.
+TEST_CASE("without a GPU nvcc makes no shared object", "[compile]") {
     CompileRequest r;
     r.source = "x.cu";
-    r.output = "x.o";
-    r.object_only = true;
-    const auto cmd = nvcc_command(r);
-    CHECK(has(cmd, "-c"));
-    CHECK_FALSE(has(cmd, "-shared"));
+    r.output = "x.ii";
+    r.made = CompileRequest::Makes::FrontEnds;
+    const auto front = nvcc_command(r);
+    CHECK(has(front, "-cuda"));
+    CHECK_FALSE(has(front, "-c"));
+    CHECK_FALSE(has(front, "-shared"));
+    CHECK(output_suffix(r.made) == ".ii");
+    CompileRequest object = r;
+    object.made = CompileRequest::Makes::ObjectFile;
+    CHECK(has(nvcc_command(object), "-c"));
+    CHECK_FALSE(has(nvcc_command(object), "-shared"));
+    CHECK(output_suffix(object.made) == ".o");
     CompileRequest shared = r;
-    shared.object_only = false;
-    CHECK(compile_cache_key(r, "nvcc", {}) != compile_cache_key(shared, "nvcc", {}));
+    shared.made = CompileRequest::Makes::SharedObject;
+    CHECK(has(nvcc_command(shared), "-shared"));
+    CHECK(output_suffix(shared.made) == ".so");
+    CHECK(compile_cache_key(r, "nvcc", {}) != compile_cache_key(object, "nvcc", {}));
+    CHECK(compile_cache_key(object, "nvcc", {}) != compile_cache_key(shared, "nvcc", {}));
 }
 
 TEST_CASE("the cache key changes with content, flags and compiler, not with the output path",
