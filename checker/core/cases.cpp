@@ -19,10 +19,12 @@ std::string format_number(double v, int digits) {
 std::string format_size(std::uint64_t n) {
     for (int p = 12; p < 63; ++p) {
         std::uint64_t base = std::uint64_t{1} << p;
+        // Near a power of two: within 64, or within base/512 (2^20+1025, a tile past 2^20).
+        const std::uint64_t near = std::max<std::uint64_t>(64, base >> 9);
         if (n == base) return "2^" + std::to_string(p);
-        if (n > base && n - base <= 64)
+        if (n > base && n - base <= near)
             return "2^" + std::to_string(p) + "+" + std::to_string(n - base);
-        if (n < base && base - n <= 64)
+        if (n < base && base - n <= near)
             return "2^" + std::to_string(p) + "-" + std::to_string(base - n);
     }
     return std::to_string(n);

@@ -743,8 +743,9 @@ std::vector<std::string> Checker::runner_argv([[maybe_unused]] const LessonInfo&
     bool want_timing = options_.timing && step.timed;
     if (emulating_) {  // cudalings emulator: its runner, small cases, no timing
         argv[0] = emulated_runner();
-        argv.insert(argv.end(), {"--max-n", std::to_string(kEmulatedMaxN), "--large-n",
-                                 std::to_string(kEmulatedLargeN)});
+        argv.insert(argv.end(),
+                    {"--max-n", std::to_string(kEmulatedMaxN), "--large-n",
+                     std::to_string(emulated_large_n(step.emulated_values_up_to))});
         want_timing = has_reference = false;
     }
     if (has_reference) argv.insert(argv.end(), {"--reference", reference});
@@ -1713,8 +1714,12 @@ void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, const
     emulating_ = goal_pictures_ = false;
     report.notes.push_back(
         "emulated on the CPU: sizes up to " + format_size(kEmulatedMaxN) +
-        " with every check, then one case of up to " + format_size(kEmulatedLargeN) +
-        " for its values only, blocks in a shuffled order, 4 at a time (the first of each launch "
+        " with every check, then one case of up to " +
+        format_size(emulated_large_n(step.emulated_values_up_to)) + " for its values only" +
+        (step.emulated_values_up_to
+             ? " (not " + format_size(kEmulatedLargeN) + ": " + step.emulated_values_why + ")"
+             : std::string()) +
+        ", blocks in a shuffled order, 4 at a time (the first of each launch "
         "held back after its first global atomic until the others wait), and the larger sizes for "
         "their launches (grid and block limits) and a few blocks of each with bounds checks" +
         std::string(report.sampled_values

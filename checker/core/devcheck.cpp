@@ -8,6 +8,7 @@
 #include <set>
 
 #include "emulate.h"
+#include "cases.h"
 #include "fixtures.h"
 #include "generated.h"
 #include "hash.h"
@@ -201,6 +202,15 @@ std::vector<DevFinding> dev_check(const std::string& root, const Manifest& manif
                 found.push_back({"gpu", part,
                                  "step " + step.id + " cannot be emulated (its solution: " +
                                      blocker + "): give it \"needs_gpu\": true"});
+            // A cut of the emulated values-only case lies between the two emulated sizes.
+            if (step.emulated_values_up_to &&
+                (step.emulated_values_up_to <= kEmulatedMaxN ||
+                 step.emulated_values_up_to > kEmulatedLargeN))
+                found.push_back({"emulated", part,
+                                 "step " + step.id + ": \"emulated\" values_up_to " +
+                                     format_size(step.emulated_values_up_to) +
+                                     " must lie above " + format_size(kEmulatedMaxN) +
+                                     " and at most at " + format_size(kEmulatedLargeN)});
         }
         const ChecksContents contents = list_checks(lesson);
         if (!contents.error.empty()) {

@@ -22,6 +22,15 @@ inline constexpr unsigned long long kEmulatedMaxN = (1ull << 16) + 3;
 // level sized for the small cases runs out (1024 tiles or partial sums and one more).
 inline constexpr unsigned long long kEmulatedLargeN = (1ull << 20) + 1025;
 
+// That size for a step whose manifest cuts it ("emulated": {"values_up_to": ...}, StepInfo):
+// the step's own, kept above kEmulatedMaxN and at most kEmulatedLargeN (`dev check` refuses one
+// outside); 0 gives kEmulatedLargeN.
+inline constexpr unsigned long long emulated_large_n(unsigned long long values_up_to) {
+    return values_up_to == 0 || values_up_to > kEmulatedLargeN ? kEmulatedLargeN
+           : values_up_to <= kEmulatedMaxN                     ? kEmulatedMaxN + 1
+                                                               : values_up_to;
+}
+
 // The hazard pass of a GPU check runs the cases up to this size on the emulator: every edge
 // case, and a few blocks' worth of elements.
 inline constexpr unsigned long long kHazardMaxN = (1ull << 12) + 3;

@@ -72,6 +72,18 @@ LessonInfo parse_lesson(const nlohmann::json& jl, const std::vector<std::string>
                 throw std::runtime_error(where + ": step " + step.id +
                                          ": timed_size must read like \"2^24\" or \"1000\"");
         }
+        if (js.contains("emulated")) {
+            const auto& e = js.at("emulated");
+            const std::string at = where + ": step " + step.id + ": \"emulated\"";
+            if (!e.is_object() || !e.contains("values_up_to") || !e.contains("why") ||
+                !e.at("values_up_to").is_string() || !e.at("why").is_string())
+                throw std::runtime_error(at + " is {\"values_up_to\": \"2^18+3\", \"why\": \"...\"}");
+            step.emulated_values_up_to = parse_size(e.at("values_up_to").get<std::string>());
+            step.emulated_values_why = e.at("why").get<std::string>();
+            if (!step.emulated_values_up_to || step.emulated_values_why.empty())
+                throw std::runtime_error(at + ": values_up_to must read like \"2^18+3\", and "
+                                              "why must say why");
+        }
         auto allow = js.value("allow", std::vector<std::string>{});
         for (const auto& lib : forbid)
             if (std::find(allow.begin(), allow.end(), lib) == allow.end())

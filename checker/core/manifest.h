@@ -35,6 +35,12 @@ struct StepInfo {
     // GPU it is SKIPPED, and `list`, `hint`, `watch` and `check` pass over it instead of
     // waiting for it.
     bool needs_gpu = false;
+    // "emulated": {"values_up_to": "2^18+3", "why": "..."} — the one values-only case of an
+    // emulated check at most this size instead of kEmulatedLargeN (emulate.h), for a step whose
+    // cases at that size cost the emulator seconds and teach nothing a smaller grid does not.
+    // The report says so, with `why`. 0: the default.
+    std::uint64_t emulated_values_up_to = 0;
+    std::string emulated_values_why;
     // What the step is for, in performance, seen without a GPU (never part of its verdict).
     std::vector<PerformanceGoal> goals;
     // Grading (`cudalings grade`): what the step is worth when it passes, and when a student

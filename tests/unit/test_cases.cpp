@@ -27,6 +27,9 @@ TEST_CASE("sizes print as a learner reads them", "[cases]") {
     CHECK(format_size(1u << 28) == "2^28");
     CHECK(format_size((1u << 20) + 3) == "2^20+3");
     CHECK(format_size((1u << 24) - 1) == "2^24-1");
+    CHECK(format_size((1u << 20) + 1025) == "2^20+1025");  // the emulated values-only size
+    CHECK(format_size(3 * 1024 + 1) == "3073");             // not 2^12-1023
+    CHECK(format_size(5 * (1u << 20) + 7) == "5242887");
 }
 
 TEST_CASE("a bounds bug shows as 'not a multiple of the block size'", "[cases]") {

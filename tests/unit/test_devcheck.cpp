@@ -100,6 +100,28 @@ TEST_CASE("dev check: a step the emulator cannot build says it needs a GPU", "[d
     CHECK(course.check().empty());
 }
 
+TEST_CASE("dev check: a cut emulated values-only case lies between the emulated sizes",
+          "[devcheck]") {
+    DemoCourse course;
+    const auto with_cut = [&](const std::string& size) {
+        course.write("checks/01_demo/lesson.json",
+                     R"({"id": "01_demo", "problem": "demo", "summary": {"write": "w", "teaches": "t"},
+                         "steps": [{"id": "01_a", "hint": "h",
+                                    "emulated": {"values_up_to": ")" +
+                         size + R"(", "why": "tiles are independent"}},
+                                   {"id": "02_b", "hint": "h"}],
+                         "baselines": [{"name": "cub"}]})");
+    };
+    with_cut("2^18+3");
+    CHECK(course.check().empty());
+    for (const char* bad : {"2^16", "2^21"}) {
+        with_cut(bad);
+        INFO(bad);
+        const DevFinding f = course.only("emulated");
+        CHECK_THAT(f.message, Catch::Matchers::ContainsSubstring("01_a"));
+    }
+}
+
 TEST_CASE("dev check: every step's problem exists in the lesson's checks", "[devcheck]") {
     DemoCourse course;
     course.contents.problems = {"other"};

@@ -6,6 +6,7 @@
 
 #include "cli_support.h"
 #include "course.h"
+#include "emulate.h"
 #include "manifest.h"
 
 using namespace cudalings;
@@ -188,6 +189,32 @@ TEST_CASE("a step can say it needs a GPU; anything but true or false is refused"
     CHECK_FALSE(m.lessons[0].steps[1].needs_gpu);
     CHECK_THROWS_WITH(parse_manifest(course(R"(, "needs_gpu": "yes")")),
                       Catch::Matchers::ContainsSubstring("needs_gpu"));
+}
+
+// A step may cut its emulated values-only case, and must say why; the size given is kept
+// between the two emulated sizes.
+TEST_CASE("a step's emulated values-only case can be cut, with a reason", "[manifest]") {
+    const auto course = [](const std::string& field) {
+        return R"({"lessons":[{"id":"05_scan","problem":"scan","steps":[{"id":"01_tile")" +
+               field + R"(},{"id":"02_other"}]}]})";
+    };
+    const Manifest m = parse_manifest(
+        course(R"(, "emulated": {"values_up_to": "2^18+3", "why": "tiles are independent"})"));
+    CHECK(m.lessons[0].steps[0].emulated_values_up_to == (1u << 18) + 3);
+    CHECK(m.lessons[0].steps[0].emulated_values_why == "tiles are independent");
+    CHECK(m.lessons[0].steps[1].emulated_values_up_to == 0);
+    CHECK(emulated_large_n(m.lessons[0].steps[0].emulated_values_up_to) == (1u << 18) + 3);
+    CHECK(emulated_large_n(0) == kEmulatedLargeN);
+    CHECK(emulated_large_n(kEmulatedLargeN * 4) == kEmulatedLargeN);
+    CHECK(emulated_large_n(1000) == kEmulatedMaxN + 1);
+    for (const char* bad : {R"(, "emulated": {"values_up_to": "2^18+3"})",
+                            R"(, "emulated": {"values_up_to": "2^18+3", "why": ""})",
+                            R"(, "emulated": {"values_up_to": "lots", "why": "w"})",
+                            R"(, "emulated": "2^18")"}) {
+        INFO(bad);
+        CHECK_THROWS_WITH(parse_manifest(course(bad)),
+                          Catch::Matchers::ContainsSubstring("emulated"));
+    }
 }
 
 // Where the learner goes next: the rest of the lesson first (after 09/2 comes 09/3, not 01/1),
