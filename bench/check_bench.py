@@ -3,7 +3,8 @@
 
   1. the step-3 reference of lesson 01 at 2^28: % of this GPU's copy bandwidth, and the
      medians of 3 repeated checks (must agree within 2%);
-  2. time to verdict for one step: unchanged file (cached build) and after an edit;
+  2. time to verdict for one step: unchanged file (cached build) and after an edit, through the
+     judge split (the default) and in the runner's own process (--in-process), alternated;
   3. the reference time the checker reports against an independent standalone measurement
      (bench/standalone_time: its own event timing and L2 flush, no checker code).
 
@@ -68,21 +69,27 @@ def main():
     step_file = os.path.join(course, "lessons/01_vector_add/03_float4.cu")
     shutil.copy(os.path.join(ROOT, "solutions/01_vector_add/03_float4.cu"), step_file)
     check(build, "01_vector_add/03_float4", root=course, state=state)  # warm the cache
-    unchanged, profiles = [], []
-    for _ in range(3):
-        r, wall = check(build, "01_vector_add/03_float4", root=course, state=state)
-        assert r["compile"]["cached"], r
-        unchanged.append(wall)
-        profiles.append(r.get("profile_ms", {}))
-    out["profile_ms_unchanged"] = profiles
-    edited, profiles_edited = [], []
+    modes = {"split": [], "in-process": ["--in-process"]}
+    unchanged = {m: [] for m in modes}
+    edited = {m: [] for m in modes}
+    profiles = {m: [] for m in modes}
+    profiles_edited = {m: [] for m in modes}
     for i in range(3):
-        with open(step_file, "a") as f:
-            f.write(f"// edit {i} {time.time()}\n")
-        r, wall = check(build, "01_vector_add/03_float4", root=course, state=state)
-        assert not r["compile"]["cached"], r
-        edited.append(wall)
-        profiles_edited.append(dict(r.get("profile_ms", {}), compile=1000 * r["compile"]["seconds"]))
+        for mode, flags in modes.items():
+            r, wall = check(build, "01_vector_add/03_float4", *flags, root=course, state=state)
+            assert r["compile"]["cached"], r
+            assert r["verdict"] == "PASS", r
+            unchanged[mode].append(wall)
+            profiles[mode].append(r.get("profile_ms", {}))
+            with open(step_file, "a") as f:
+                f.write(f"// edit {mode} {i} {time.time()}\n")
+            r, wall = check(build, "01_vector_add/03_float4", *flags, root=course, state=state)
+            assert not r["compile"]["cached"], r
+            assert r["verdict"] == "PASS", r
+            edited[mode].append(wall)
+            profiles_edited[mode].append(dict(r.get("profile_ms", {}),
+                                              compile=1000 * r["compile"]["seconds"]))
+    out["profile_ms_unchanged"] = profiles
     out["profile_ms_edited"] = profiles_edited
     out["time_to_verdict_unchanged_s"] = unchanged
     out["time_to_verdict_edited_s"] = edited
@@ -107,13 +114,15 @@ def main():
     print(f"step-3 reference: {medians[-1]:.1f} µs, {out['percent_of_copy'][-1]:.1f}% of "
           f"{out['copy_gbps'] / 1000:.2f} TB/s copy")
     print(f"3 repeated checks: {', '.join(f'{m:.1f}' for m in medians)} µs, spread {100 * spread:.2f}%")
-    print(f"time to verdict: unchanged {min(unchanged):.2f}-{max(unchanged):.2f} s, "
-          f"after an edit {min(edited):.2f}-{max(edited):.2f} s")
-    for label, ps in (("unchanged", profiles), ("edited", profiles_edited)):
-        for p in ps:
-            if p:
-                print(f"  {label}, where the time went (ms): " +
-                      ", ".join(f"{k} {v:.0f}" for k, v in p.items()))
+    for mode in modes:
+        u, e = unchanged[mode], edited[mode]
+        print(f"time to verdict, {mode}: unchanged {min(u):.2f}-{max(u):.2f} s, "
+              f"after an edit {min(e):.2f}-{max(e):.2f} s")
+        for label, ps in (("unchanged", profiles[mode]), ("edited", profiles_edited[mode])):
+            for p in ps:
+                if p:
+                    print(f"  {label}, where the time went (ms): " +
+                          ", ".join(f"{k} {v:.0f}" for k, v in p.items()))
     if "standalone_median_us" in out:
         print(f"reference in the checker {refs[-1]:.1f} µs vs standalone "
               f"{out['standalone_median_us']:.1f} µs ({100 * out['checker_vs_standalone']:+.2f}%)")

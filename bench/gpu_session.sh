@@ -17,11 +17,11 @@
 #   differential  the emulator against the GPU on every step (the same pass/fail)
 #   corpus        the emulator's corpus of submissions checked on the GPU (emulator/tests/
 #                 differential.py: the same pass/fail as each file's `emulated:` line; no timing)
-#   split         the judge split (docs/architecture.md) on the whole course: every solution
-#                 checked and timed through it (split-solutions.json, beside the solutions
-#                 phase's figures), then every fixture through it (CUDALINGS_JUDGE_SPLIT=1: grade
-#                 passes --judge-split to its workers). About the solutions and fixtures phases'
-#                 time together: give it two slots (SPLIT_PART=solutions or fixtures)
+#   inprocess     the step in the runner's own process (--in-process, the older mode: a step can
+#                 forge its verdict there) for comparisons with the default, the judge split
+#                 (docs/architecture.md): every solution checked and timed (inprocess-solutions
+#                 .json; LESSONS as for solutions), or with INPROCESS_PART=fixtures every fixture
+#                 (CUDALINGS_IN_PROCESS=1: grade passes --in-process to its workers)
 #   buffers       the reference timed on the learner's buffers and on outputs of its own
 #                 (CUDALINGS_TIMING_BUFFERS=separate), lesson 06's atomics and lesson 01 (about a
 #                 minute)
@@ -172,15 +172,19 @@ PY
       >"$out/corpus.log" 2>&1
     grep -E "^XX|files, " "$out/corpus.log"
     ;;
-  split)
-    if [ "${SPLIT_PART:-solutions}" = solutions ]; then
-      "$build/cudalings" check --all --solutions --json --judge-split --state-dir "$state-split" \
-        >"$out/split-solutions.json" 2>"$out/split-solutions.err"
-      summarize "$out/split-solutions.json"
+  inprocess)
+    if [ "${INPROCESS_PART:-solutions}" = solutions ]; then
+      for lesson in ${LESSONS:-all}; do
+        name=inprocess-solutions; what=(--all)
+        [ "$lesson" = all ] || { name=inprocess-solutions-$lesson; what=("$lesson"); }
+        "$build/cudalings" check "${what[@]}" --solutions --json --in-process \
+          --state-dir "$state-inprocess" >"$out/$name.json" 2>"$out/$name.err"
+        summarize "$out/$name.json"
+      done
     else
-      CUDALINGS_JUDGE_SPLIT=1 ctest --test-dir "$build" -R "every bad submission fixture" -V \
-        >"$out/split-fixtures.log" 2>&1
-      grep -E "fixture batch|^  |tests passed|tests failed" "$out/split-fixtures.log" | cut -c1-300
+      CUDALINGS_IN_PROCESS=1 ctest --test-dir "$build" -R "every bad submission fixture" -V \
+        >"$out/inprocess-fixtures.log" 2>&1
+      grep -E "fixture batch|^  |tests passed|tests failed" "$out/inprocess-fixtures.log" | cut -c1-300
     fi
     ;;
   buffers)
@@ -204,7 +208,7 @@ PY
     done
     unset CUDALINGS_TIMING_BUFFERS
     ;;
-  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential|corpus|split|buffers ..."; exit 2 ;;
+  *) echo "usage: $0 build|solutions|skeletons|fixtures|ctest|grading|bench|differential|corpus|inprocess|buffers ..."; exit 2 ;;
   esac
   echo "== $phase: $(( $(date +%s) - t0 )) s"
 done

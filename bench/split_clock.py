@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""The judge split's clock against the learner's claims, step by step, from a `check --json
---judge-split` file: the learner's event median (its claim), the judge's host median around the
-same calls, the round trip's cost the probes measured before the learner's code was loaded, and
-how the two agree (seen = host - overhead; SUSPECT past 1.10 x claim + 2 x IQR + 150 us:
+"""The judge split's clock against the learner's claims, step by step, from a timed `check --json`
+file (the split is the default): the learner's event median (its claim), the judge's host median
+around the same calls, the round trip's cost the probes measured before the learner's code was
+loaded, and how the two agree (seen = host - overhead; SUSPECT past 1.10 x claim + 2 x IQR + 150 us:
 core/stats.cpp, cross_check_claim); and the canary: the judge's own L2 flush between the calls
 against the same flush before the learner's code was loaded (SUSPECT past 1.25 x before + 50 us:
 canary_slowed).

@@ -30,7 +30,8 @@ struct Options {
     bool explain = false;        // cudalings emulator: --explain
     bool no_emulate = false;     // without a GPU: compile only (SKIPPED, exit 77)
     bool no_hazards = false;     // on a GPU: no hazard pass on the CPU emulator
-    bool judge_split = false;    // on a GPU: the step runs in a learner's process (--judge-split)
+    bool judge_split = false;    // --judge-split: the default, accepted for older scripts
+    bool in_process = false;     // --in-process: the step runs in the judge's own process
     bool rerun = false;          // run an emulated check's cases even when nothing changed
     bool first_failure = false;  // an emulated check ends at its first failing case (check)
     bool all_cases = false;      // ... or runs every case (watch)
@@ -78,9 +79,10 @@ bool open_one_step(const Options& o, const char* command, CoursePaths& paths, Ma
 // What `check` and `grade` share: limits, timing, the sanitizer, and the seed (the one asked
 // for, or a fresh one). False, after saying why, when the seed is not hexadecimal.
 bool check_options(const Options& o, CheckOptions& options);
-// CUDALINGS_JUDGE_SPLIT=1: --judge-split for every check and grade (a maintainer's whole-suite
-// run).
-bool judge_split_from_environment();
+// Whether the step runs in a learner's process of its own, judged from outside (the default),
+// or in the judge's own process: --in-process, or CUDALINGS_IN_PROCESS=1 for every check and
+// grade (a maintainer's comparison; a verdict made that way can be forged by the step).
+bool judge_split_wanted(const Options& o);
 
 // Checks one step and records what it means for the learner: progress (a pass marks the step
 // done, a failure of the learner's code clears it; SKIPPED, SETUP_ERROR and INTERNAL_ERROR say

@@ -303,9 +303,10 @@ bool select_steps(const Options& o, const CoursePaths& paths, const Manifest& m,
     return true;
 }
 
-bool judge_split_from_environment() {
-    const char* v = std::getenv("CUDALINGS_JUDGE_SPLIT");
-    return v && std::string(v) == "1";
+bool judge_split_wanted(const Options& o) {
+    if (o.in_process) return false;
+    const char* v = std::getenv("CUDALINGS_IN_PROCESS");
+    return !(v && std::string(v) == "1");
 }
 
 bool check_options(const Options& o, CheckOptions& options) {
@@ -314,7 +315,7 @@ bool check_options(const Options& o, CheckOptions& options) {
     options.case_idle_seconds = o.case_timeout;
     options.sanitize = o.sanitize;
     options.hazards = !o.no_hazards;
-    options.judge_split = o.judge_split || judge_split_from_environment();
+    options.judge_split = judge_split_wanted(o);
     options.reuse_unchanged = o.seed.empty() && !o.rerun && !o.solutions;
     options.first_failure = o.first_failure && !o.all_cases;  // watch: unless --all-cases
     if (o.seed.empty()) {
@@ -399,9 +400,14 @@ void add_check_flags(CLI::App* command, Options& o) {
                       "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
     command->add_flag("--explain", o.explain,
                       "emulate, and show teaching metrics: bank conflicts, sectors per request");
-    command->add_flag("--judge-split", o.judge_split,
-                      "run the step in a process of its own that the checker judges from "
-                      "outside, on a GPU or the emulator (also CUDALINGS_JUDGE_SPLIT=1)");
+    auto* split = command->add_flag("--judge-split", o.judge_split,
+                                    "the default: the step runs in a process of its own that the "
+                                    "checker judges from outside, on a GPU or the emulator");
+    command
+        ->add_flag("--in-process", o.in_process,
+                   "run the step inside the checker's own process instead (for comparisons; "
+                   "the step can forge its verdict there; also CUDALINGS_IN_PROCESS=1)")
+        ->excludes(split);
     command->add_flag("--no-hazards", o.no_hazards,
                       "on a GPU, skip the hazard pass (the CPU emulator's race, barrier, mask and "
                       "bounds checks on the small cases)");

@@ -204,7 +204,7 @@ CheckOptions grading_options(const Options& o, const GradeArgs& a) {
     options.compile_seconds = o.compile_timeout;
     options.case_idle_seconds = o.case_timeout;
     options.sanitize = o.sanitize;
-    options.judge_split = o.judge_split || judge_split_from_environment();
+    options.judge_split = judge_split_wanted(o);
     // Without a GPU, grading emulates (correctness only, and every result says so).
     options.emulate = a.emulate;
     options.emulate_without_gpu = !a.no_emulate;
@@ -390,7 +390,7 @@ std::vector<std::string> worker_argv(const Options& o, const GradeArgs& a, const
     if (!o.step.empty()) argv.insert(argv.end(), {"--step", o.step});
     if (o.no_time) argv.push_back("--no-time");
     if (o.sanitize) argv.push_back("--sanitize");
-    if (o.judge_split || judge_split_from_environment()) argv.push_back("--judge-split");
+    if (!judge_split_wanted(o)) argv.push_back("--in-process");
     if (a.emulate) argv.push_back("--emulate");
     if (a.no_emulate) argv.push_back("--no-emulate");
     if (a.no_sandbox) argv.push_back("--no-sandbox");
@@ -752,9 +752,14 @@ Command add_grade_command(CLI::App& app, Options& o) {
                       "grade only shard I of N of the submissions (I/N), for `grade merge`");
     grade->add_flag("--no-time", o.no_time, "correctness only");
     grade->add_flag("--sanitize", o.sanitize, "also run compute-sanitizer");
-    grade->add_flag("--judge-split", o.judge_split,
-                    "run each step in a process of its own, judged from outside, on a GPU or the "
-                    "emulator (also CUDALINGS_JUDGE_SPLIT=1)");
+    auto* split = grade->add_flag("--judge-split", o.judge_split,
+                                  "the default: each step runs in a process of its own, judged "
+                                  "from outside, on a GPU or the emulator");
+    grade
+        ->add_flag("--in-process", o.in_process,
+                   "run each step inside the judge's own process instead (for comparisons only: "
+                   "a submission can forge its verdict there; also CUDALINGS_IN_PROCESS=1)")
+        ->excludes(split);
     grade->add_flag("--emulate", args->emulate, "run on the CPU emulator even where a GPU is");
     grade->add_flag("--no-emulate", args->no_emulate,
                     "without a GPU, only compile (SKIPPED) instead of emulating");

@@ -55,9 +55,11 @@ struct CheckOptions {
     // On a GPU, the emulator's analysis of the small cases too (races, barriers, masks, bounds,
     // uninitialised reads): a hazard is MEMORY_ERROR whatever numbers the GPU happened to give.
     bool hazards = true;
-    // The judge split (runner/split.h): on a GPU, the step is loaded and called in a learner's
-    // process of its own (cudalings-learner), the runner judging it from outside.
-    bool judge_split = false;
+    // The judge split (runner/split.h), the default: the step is loaded and called in a
+    // learner's process of its own (cudalings-learner, or cudalings-learner-emu under the
+    // emulator), the runner judging it from outside. Off (--in-process), the runner loads the
+    // step itself, and the step can forge its verdict.
+    bool judge_split = true;
     // An emulated check of a step whose file, headers, checks, checker and options are all as
     // they were at its last check shows that check's stored report, saying so, instead of running
     // the cases again (StepReport::fingerprint). Off with --seed (the learner asked for those

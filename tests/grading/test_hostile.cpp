@@ -262,10 +262,9 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
 // at its exit, go for the judge's /proc files and signal it, or compute on the CPU through the
 // device pointers, or look for the reference solution in their process to call it (`timed:
 // yes`: on a GPU also graded with timing, when the reference is loaded). In the runner's own
-// process the forger finds what it looks for: graded there, it forges its PASS (`in-process:`),
-// which shows the forgery works (when the judge split becomes the default, that half of the test
-// changes with it). Graded with --judge-split, every one gets its own verdict (and `reason:`),
-// never PASS, never INTERNAL_ERROR. One forges only its time (`timed: only`): graded timed alone,
+// process (`grade --in-process`) the forger finds what it looks for and forges its PASS
+// (`in-process:`), which shows the forgery works. Graded as `grade` does by default, through the
+// judge split, every one gets its own verdict (and `reason:`), never PASS, never INTERNAL_ERROR. One forges only its time (`timed: only`): graded timed alone,
 // on a GPU.
 namespace {
 // Grades the forgers of tests/grading/hostile_split/ in one batch per mode, untimed (every file
@@ -321,7 +320,7 @@ void grade_forgers(bool timed) {
             // the H100, 2026-12-07, an honest sum beside the spinner below was).
             args.insert(args.end(), {"--jobs", timed ? "1" : "2"});
             if (!timed) args.push_back("--no-time");
-            if (split) args.push_back("--judge-split");
+            if (!split) args.push_back("--in-process");
             auto r = run_cudalings(args, {}, instructor.string());
             INFO("exit " << r.code << "\n" << r.err.substr(0, 4000));
             CHECK(r.code == 0);

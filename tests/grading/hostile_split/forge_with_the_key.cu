@@ -8,10 +8,10 @@
 // "done", exactly as the runner would (SipHash-2-4 over the counter and the line), and ends its
 // process before computing anything.
 //
-// Where the checker runs a learner's code in the runner's own process, this forgery is believed:
-// PASS (the hole the judge split closes). With --judge-split the process is the learner's
-// (cudalings-learner), which holds no key, no counter and no channel: nothing is found, nothing
-// is forged, nothing is computed, and the outputs the judge reads are unwritten: WRONG.
+// Where the checker runs a learner's code in the runner's own process (--in-process), this
+// forgery is believed: PASS (the hole the judge split closes). By default the process is the
+// learner's (cudalings-learner), which holds no key, no counter and no channel: nothing is found,
+// nothing is forged, nothing is computed, and the outputs the judge reads are unwritten: WRONG.
 #include <elf.h>
 #include <link.h>
 #include <unistd.h>
