@@ -406,6 +406,17 @@ bool arrange_descriptors(const DescriptorMove* moves, int count) {
     return true;
 }
 
+void close_all_but_targets(const DescriptorMove* moves, int count) {
+    int first_free = 3;
+    for (int i = 0; i < count; ++i) first_free = std::max(first_free, moves[i].target + 1);
+    for (int fd = 3; fd < first_free; ++fd) {
+        bool target = false;
+        for (int i = 0; i < count; ++i) target = target || moves[i].target == fd;
+        if (!target) ::close(fd);
+    }
+    close_descriptors(first_free, ~0u);
+}
+
 std::string find_program(const std::string& program) {
     if (program.find('/') != std::string::npos) return program;
     const char* path = std::getenv("PATH");

@@ -22,6 +22,9 @@ struct DescriptorMove {
     int source, target;
 };
 bool arrange_descriptors(const DescriptorMove* moves, int count);
+// Then: closes every descriptor from 3 up that is not a target, so nothing else of the parent's
+// reaches the program (async-signal-safe).
+void close_all_but_targets(const DescriptorMove* moves, int count);
 
 class MemoryGroup;  // below
 

@@ -25,6 +25,8 @@ pid_t spawn(const std::vector<std::string>& argv, const DescriptorMove* moves, i
         ::setpgid(0, 0);
         if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != judge) ::_exit(122);
         if (!arrange_descriptors(moves, count)) ::_exit(120);
+        // Nothing else of the judge's: its key's pipe, its channel, its own sockets.
+        close_all_but_targets(moves, count);
         ::execv(args[0], args.data());
         ::_exit(121);
     }
@@ -33,14 +35,13 @@ pid_t spawn(const std::vector<std::string>& argv, const DescriptorMove* moves, i
 
 JudgeLink::~JudgeLink() { finish(1); }
 
-bool JudgeLink::start(const LearnerStart& how, std::string* why) {
+bool JudgeLink::launch(const LearnerStart& how, std::string* why) {
     int sv[2];
     if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0) {
         if (why) *why = "socketpair failed";
         return false;
     }
     std::vector<std::string> argv{how.learner, "--step", how.step, "--shims", how.shims};
-    if (!how.symbol.empty()) argv.insert(argv.end(), {"--symbol", how.symbol});
     if (!how.filter) argv.push_back("--no-filter");
     int bpf = -1;
     if (how.sandbox) {
@@ -64,9 +65,16 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
     if (bpf >= 0) ::close(bpf);
     socket_ = sv[0];
     if (pid_ < 0) {
+        ::close(socket_);
+        socket_ = -1;
         if (why) *why = "fork failed";
         return false;
     }
+    return true;
+}
+
+bool JudgeLink::start(const LearnerStart& how, std::string* why) {
+    if (pid_ <= 0 && !launch(how, why)) return false;
     wire::Message m;
     if (!receive(m) || m.kind != wire::Kind::Ready) {
         if (why) *why = "the learner's process ended before it was ready";
@@ -89,6 +97,7 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
     if (!probe(how, why)) return false;
     wire::Message load;
     load.kind = wire::Kind::Load;
+    wire::set_text(load, how.symbol);
     if (!wire::send(socket_, load) || !receive(m) || m.kind != wire::Kind::Loaded) {
         if (why) *why = "the learner's process ended while its object was loading";
         return false;

@@ -68,8 +68,13 @@ class JudgeLink : public kit::remote::Lender {
     JudgeLink(const JudgeLink&) = delete;
     JudgeLink& operator=(const JudgeLink&) = delete;
 
-    // Starts the learner and waits for Ready and Loaded. False when it did not get there:
-    // state() says whether it ended (the learner's code, once Ready was said) or refused.
+    // Starts the learner's process and returns at once: it creates its CUDA context and says
+    // Ready while the judge does other work (its own context, the build of the step). start()
+    // does this itself when it was not done. False with `why` when no process was started.
+    bool launch(const LearnerStart& how, std::string* why);
+    // Starts the learner (unless launched) and waits for Ready and Loaded; the entry point's
+    // name goes with Load. False when it did not get there: state() says whether it ended (the
+    // learner's code, once Ready was said) or refused.
     bool start(const LearnerStart& how, std::string* why);
     // Lends `loan` (made with lend::make): its descriptor travels, then is closed here. `id`
     // (when given) gets the loan's number; `marks` (the emulator's, emu_codec.h) go with it.

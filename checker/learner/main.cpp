@@ -5,8 +5,9 @@
 // The judge starts it with a socket on descriptor 3 (wire.h). Before any of the learner's code
 // is loaded it drops every capability and installs the seccomp filter (no ptrace, no signals to
 // other processes...: core/seccomp_filter.h), then starts its CUDA context and says Ready. It
-// answers the judge's probes of its clock (calls of its own), and when the judge says Load it
-// loads the lesson's call shims and the learner's object and says Loaded; from then on it maps
+// answers the judge's probes of its clock (calls of its own), and when the judge says Load (with
+// the entry point's name, else --symbol's) it loads the lesson's call shims and the learner's
+// object and says Loaded; from then on it maps
 // the memory the judge lends, makes the calls the judge packs, synchronises and says Returned.
 //
 // It holds nothing that decides a verdict: no key, no checks, no expected values, no reference.
@@ -385,7 +386,11 @@ int main(int argc, char** argv) {
         for (;;) {
             wire::Message m;
             if (!wire::receive(kSocket, m)) return 3;
-            if (m.kind == wire::Kind::Load) break;
+            if (m.kind == wire::Kind::Load) {  // with the entry point's name, when named
+                m.text[sizeof m.text - 1] = '\0';
+                if (m.text[0] != '\0') symbol = m.text;
+                break;
+            }
             if (m.kind != wire::Kind::Probe) return 3;
             const std::size_t bytes = std::min<std::uint64_t>(m.bytes, kProbeMost);
             if (bytes > probe_bytes) {

@@ -285,8 +285,29 @@ void confine_before_loading() {
 // The judge split: the learner's process loads the step (and is confined there, before any of
 // the learner's code runs); this process keeps the checks, the key and the reference.
 constexpr int kClockProbes = 25;
+
+// On a GPU the learner's process is started first thing (launch_learner_early, from main), so
+// that its CUDA context is made while this process makes its own and the step is still being
+// built; start_learner() takes it from here.
+std::unique_ptr<runner::Split> early_learner;
+
+void launch_learner_early(int argc, char** argv) {
+    runner::Split::Start how;
+    for (int i = 2; i + 1 < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--learner") how.learner = argv[i + 1];
+        if (a == "--step") how.step = argv[i + 1];
+        if (a == "--shims") how.shims = argv[i + 1];
+        if (a == "--exact-inputs") return;  // refused below, with the usage
+    }
+    if (how.learner.empty() || how.step.empty() || how.shims.empty()) return;
+    early_learner = std::make_unique<runner::Split>();
+    std::string why;
+    if (!early_learner->launch(how, &why)) early_learner.reset();  // start_learner tries again
+}
+
 int start_learner(const CheckArgs& args, LoadedStep& out) {
-    out.split = std::make_unique<runner::Split>();
+    out.split = early_learner ? std::move(early_learner) : std::make_unique<runner::Split>();
     std::string why;
     bool learner_fault = false;
     emit_event("step_loading");
@@ -881,8 +902,12 @@ int main(int argc, char** argv) {
 #ifndef CUDALINGS_EMULATOR
     // A check starts CUDA before it takes its key: the checker may start this process while
     // the step is still being built and hold the key back until the build is done, so the
-    // context's creation (a fifth of a second) overlaps the build.
-    if (argc >= 2 && std::string(argv[1]) == "check") dev::start_runtime();
+    // context's creation (a fifth of a second) overlaps the build. The judge split's learner's
+    // process is started before that, and makes its context at the same time.
+    if (argc >= 2 && std::string(argv[1]) == "check") {
+        launch_learner_early(argc, argv);
+        dev::start_runtime();
+    }
 #endif
     read_channel_key();
     if (argc < 2) usage("no command");

@@ -38,6 +38,16 @@ std::string fault_reason(const cudalings::JudgeLink::Returned& r, const std::str
 
 Split::~Split() { finish(); }
 
+bool Split::launch(const Start& how, std::string* why) {
+    cudalings::LearnerStart s;
+    s.learner = how.learner;
+    s.step = how.step;
+    s.shims = how.shims;
+    s.filter = true;
+    launched_ = link_.launch(s, why);
+    return launched_;
+}
+
 bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
     cudalings::LearnerStart s;
     s.learner = how.learner;
@@ -49,9 +59,11 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
     s.before_probe = how.before_probe;
     s.after_probe = how.after_probe;
     // Under the emulator: its device memory, shared (the learner's descriptor 4); on a GPU each
-    // loan travels as a descriptor of its own (-1 here).
-    s.shared_memory = lend::shared_memory(why);
-    if (s.shared_memory < 0 && why && !why->empty()) return false;
+    // loan travels as a descriptor of its own (-1 here). A process launched early has none.
+    if (!launched_) {
+        s.shared_memory = lend::shared_memory(why);
+        if (s.shared_memory < 0 && why && !why->empty()) return false;
+    }
     *learner_fault = false;
     if (!link_.start(s, why)) {
         const cudalings::LearnerState& st = link_.state();

@@ -42,8 +42,12 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
         std::function<double()> before_probe;
         std::function<void()> after_probe;  // inside the judge's clock (timing.h, gpu_turn)
     };
-    // Starts the learner's process and makes this process the route of every call of the
-    // learner's entry point. False with `why` when the learner's process did not get as far as
+    // Starts the learner's process early (on a GPU: before this process creates its own CUDA
+    // context, so both contexts are made at once, and while the step is still being built). Its
+    // Ready waits on the socket until start(). False with `why` when no process was started.
+    bool launch(const Start& how, std::string* why);
+    // Starts the learner's process (unless launched) and makes this process the route of every
+    // call of the learner's entry point. False with `why` when the learner's process did not get as far as
     // Loaded; `learner_fault` then says whether the learner's code ended it (after Ready).
     bool start(const Start& how, std::string* why, bool* learner_fault);
     // Says Quit and waits for the learner's process.
@@ -94,6 +98,7 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
     kit::remote::Route route_;
     Emulated emulated_;
     bool started_ = false, context_ok_ = true;
+    bool launched_ = false;  // launch() started the process
     std::string step_;  // the learner's object
 };
 

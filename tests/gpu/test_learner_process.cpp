@@ -5,6 +5,8 @@
 #include <catch2/catch_test_macros.hpp>
 
 #include <cuda_runtime.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -250,4 +252,33 @@ TEST_CASE("the learner's program and a lesson's call shim hold no checker code",
         INFO("namespaces: " << all);
         for (const auto& s : spaces) CHECK(allowed.count(s) == 1);
     }
+}
+
+// The learner's process gets its socket and nothing else of the judge's: the runner starts it
+// before it has read its key (so its context is made beside the judge's), and a descriptor the
+// judge holds then without close-on-exec (the key's pipe, its result channel) must not reach it.
+TEST_CASE("a learner's process inherits no descriptor of its judge's but its socket",
+          "[learner]") {
+    int pipe_fds[2];
+    REQUIRE(::pipe(pipe_fds) == 0);  // not close-on-exec, as the key's pipe is
+    constexpr int kHeld = 47;
+    REQUIRE(::dup2(pipe_fds[0], kHeld) == kHeld);
+    int sv[2];
+    REQUIRE(::socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+    const DescriptorMove moves[] = {{sv[1], 3}};
+    // Exit 0: only 0-3 (and the descriptor the listing itself reads through); 9: 47 reached it.
+    const pid_t pid = spawn({"/bin/sh", "-c",
+                             "test -e /proc/$$/fd/47 && exit 9; test -e /proc/$$/fd/3 || exit 8; "
+                             "exit 0"},
+                            moves, 1);
+    REQUIRE(pid > 0);
+    int status = 0;
+    REQUIRE(::waitpid(pid, &status, 0) == pid);
+    ::close(kHeld);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+    ::close(sv[0]);
+    ::close(sv[1]);
+    REQUIRE(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
 }
