@@ -94,6 +94,8 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
             *why = std::string("the learner's process could not install its filter: ") + m.text;
         return false;
     }
+    // A timed check: from here on the judge waits for the learner's replies without sleeping.
+    spin_ = how.probes > 0;
     if (!probe(how, why)) return false;
     wire::Message load;
     load.kind = wire::Kind::Load;
@@ -266,6 +268,7 @@ bool JudgeLink::exchange(const wire::Message& m, Returned& r,
 }
 
 bool JudgeLink::receive(wire::Message& m) {
+    if (spin_) wire::wait_readable(socket_, kSpinSeconds);
     if (wire::receive_with(socket_, m, payload_)) return true;
     reap(true);  // the socket closed: the process ended (or is ending)
     return false;

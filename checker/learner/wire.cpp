@@ -1,10 +1,12 @@
 #include "wire.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 
@@ -91,6 +93,14 @@ bool receive_with(int socket, Message& m, std::string& payload, std::vector<int>
         if (!receive_bytes(socket, &payload[at], std::min(kPiece, payload.size() - at), nullptr))
             return false;
     return true;
+}
+
+void wait_readable(int socket, double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    pollfd p{socket, POLLIN, 0};
+    do {
+        if (::poll(&p, 1, 0) != 0) return;  // readable, hung up, or an error: the read says
+    } while (std::chrono::steady_clock::now() < until);
 }
 
 void set_text(Message& m, const std::string& text) {

@@ -105,4 +105,11 @@ bool receive_with(int socket, Message& m, std::string& payload, std::vector<int>
 
 void set_text(Message& m, const std::string& text);
 
+// Waits, without sleeping, until `socket` has something to read (or its peer is gone), for at
+// most `seconds`; then returns, whether or not it has. A timed check's two processes wait so for
+// each other's next message: a process that sleeps in recv through a millisecond call wakes up
+// later, by tens to hundreds of microseconds, than one that slept through a short probe, and the
+// judge's clock would count that against the learner's claim.
+void wait_readable(int socket, double seconds);
+
 }  // namespace cudalings::wire
