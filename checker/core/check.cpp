@@ -645,6 +645,7 @@ std::string Checker::lesson_shims(const LessonInfo& lesson, const std::string& c
         b.object = temporary + ".o";
         b.output = temporary;
         b.instrument = false;
+        b.optimize = false;
         commands = emulated_build_commands(b);
     } else {
         CompileRequest r;

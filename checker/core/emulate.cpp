@@ -64,16 +64,21 @@ std::string emulation_blocker(const std::string& text) {
 }
 
 std::vector<std::vector<std::string>> emulated_build_commands(const EmulatedBuild& b) {
-    std::vector<std::string> compile{
-        b.cxx, "-std=c++17", "-O2", "-g", "-gdwarf-4", "-fPIC",
-        "-w",  // nvcc already showed the warnings
-        // Aggregates stay whole: a float4 load or store is one
-        // 16-byte access (alignment, --explain), not four floats.
-        "-fno-tree-sra", "-include", b.emulator_include + "/cudalings_emu/cuda_emu.h",
-        // Its cooperative_groups.h comes before NVIDIA's.
-        "-I" + b.emulator_include,
-        // libcu++ (<cuda/std/...>) where nvcc finds it.
-        "-isystem", b.cuda_include + "/cccl", "-isystem", b.cuda_include};
+    std::vector<std::string> compile{b.cxx, "-std=c++17"};
+    if (b.optimize)
+        compile.insert(compile.end(), {"-O2", "-g", "-gdwarf-4"});
+    else
+        compile.push_back("-O0");
+    compile.insert(compile.end(),
+                   {"-fPIC",
+                    "-w",  // nvcc already showed the warnings
+                    // Aggregates stay whole: a float4 load or store is one
+                    // 16-byte access (alignment, --explain), not four floats.
+                    "-fno-tree-sra", "-include", b.emulator_include + "/cudalings_emu/cuda_emu.h",
+                    // Its cooperative_groups.h comes before NVIDIA's.
+                    "-I" + b.emulator_include,
+                    // libcu++ (<cuda/std/...>) where nvcc finds it.
+                    "-isystem", b.cuda_include + "/cccl", "-isystem", b.cuda_include});
     if (b.instrument) {
         // ThreadSanitizer's instrumentation only: the emulator provides the hooks.
         compile.insert(compile.end(), {"-fsanitize=thread", "--param=tsan-distinguish-volatile=1",

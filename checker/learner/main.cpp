@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
             if (spin) wire::wait_readable(kSocket, kSpinSeconds);
             if (!wire::receive(kSocket, m)) return 3;
             spin = spin || m.kind == wire::Kind::Probe;  // a timed check (wire.h, wait_readable)
-            if (m.kind == wire::Kind::Load) {  // with the entry point's name, when named
+            if (m.kind == wire::Kind::Load) {            // with the entry point's name, when named
                 m.text[sizeof m.text - 1] = '\0';
                 if (m.text[0] != '\0') symbol = m.text;
                 break;

@@ -47,8 +47,8 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
     // Ready waits on the socket until start(). False with `why` when no process was started.
     bool launch(const Start& how, std::string* why);
     // Starts the learner's process (unless launched) and makes this process the route of every
-    // call of the learner's entry point. False with `why` when the learner's process did not get as far as
-    // Loaded; `learner_fault` then says whether the learner's code ended it (after Ready).
+    // call of the learner's entry point. False with `why` when the learner's process did not get as
+    // far as Loaded; `learner_fault` then says whether the learner's code ended it (after Ready).
     bool start(const Start& how, std::string* why, bool* learner_fault);
     // Says Quit and waits for the learner's process.
     void finish();
@@ -99,7 +99,7 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
     Emulated emulated_;
     bool started_ = false, context_ok_ = true;
     bool launched_ = false;  // launch() started the process
-    std::string step_;  // the learner's object
+    std::string step_;       // the learner's object
 };
 
 }  // namespace runner
