@@ -257,8 +257,7 @@ TEST_CASE("the learner's program and a lesson's call shim hold no checker code",
 // The learner's process gets its socket and nothing else of the judge's: the runner starts it
 // before it has read its key (so its context is made beside the judge's), and a descriptor the
 // judge holds then without close-on-exec (the key's pipe, its result channel) must not reach it.
-TEST_CASE("a learner's process inherits no descriptor of its judge's but its socket",
-          "[learner]") {
+TEST_CASE("a learner's process inherits no descriptor of its judge's but its socket", "[learner]") {
     int pipe_fds[2];
     REQUIRE(::pipe(pipe_fds) == 0);  // not close-on-exec, as the key's pipe is
     constexpr int kHeld = 47;

@@ -264,8 +264,8 @@ TEST_CASE("a batch of hostile submissions: each gets its verdict, the batch comp
 // yes`: on a GPU also graded with timing, when the reference is loaded). In the runner's own
 // process (`grade --in-process`) the forger finds what it looks for and forges its PASS
 // (`in-process:`), which shows the forgery works. Graded as `grade` does by default, through the
-// judge split, every one gets its own verdict (and `reason:`), never PASS, never INTERNAL_ERROR. One forges only its time (`timed: only`): graded timed alone,
-// on a GPU.
+// judge split, every one gets its own verdict (and `reason:`), never PASS, never INTERNAL_ERROR.
+// One forges only its time (`timed: only`): graded timed alone, on a GPU.
 namespace {
 // Grades the forgers of tests/grading/hostile_split/ in one batch per mode, untimed (every file
 // but the `timed: only` ones) or timed (the `timed: yes` and `timed: only` ones), each in the
@@ -331,8 +331,8 @@ void grade_forgers(bool timed) {
                 const std::string folder = line["submission"].get<std::string>();
                 if (folder == honest.string()) {
                     json result;
-                    REQUIRE_NOTHROW(result = read_json(
-                                        (out / line["file"].get<std::string>()).string()));
+                    REQUIRE_NOTHROW(
+                        result = read_json((out / line["file"].get<std::string>()).string()));
                     REQUIRE(result["results"].size() == 1);
                     const auto& step = result["results"][0];
                     INFO("the honest solution: " << step.dump().substr(0, 3000));
