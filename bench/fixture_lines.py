@@ -8,8 +8,8 @@ each other (at most a quarter):
 Counts checks/*/fixtures/*.cu (fixtures) and checks/*/corpus/*.cu (corpus), in the
 working tree or, with --rev, at a commit (git show, so two commits compare without a checkout).
 For each set: files, lines, header lines (the leading // block), and how many files are patches
-(checker/core/fixtures.h: the body starts with "--- "), with per-lesson lines. Prints a table, or
-JSON with --json.
+(checker/core/tools/fixtures.h: the body starts with "--- "), with per-lesson lines. Prints a
+table, or JSON with --json.
 
 Pairs: two files (or two places in one file) that share a run of PAIR_LINES or more lines, the
 same or of the same shape (names, numbers and strings aside), as the `duplicates` tool of the

@@ -3,7 +3,7 @@
 file (the split is the default): the learner's event median (its claim), the judge's host median
 around the same calls, the round trip's cost the probes measured before the learner's code was
 loaded, and how the two agree (seen = host - overhead; SUSPECT past 1.10 x claim + 2 x IQR + 150 us:
-core/stats.cpp, cross_check_claim); and the canary: the judge's own L2 flush between the calls
+core/run/stats.cpp, cross_check_claim); and the canary: the judge's own L2 flush between the calls
 against the same flush before the learner's code was loaded (SUSPECT past 1.25 x before + 50 us:
 canary_slowed).
 

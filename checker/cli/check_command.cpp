@@ -6,13 +6,13 @@
 #include <ctime>
 #include <iostream>
 
-#include "../core/hash.h"
-#include "../core/history.h"
-#include "../core/report.h"
-#include "../core/sandbox.h"
-#include "../core/setup.h"
-#include "../core/text.h"
-#include "../core/verdict.h"
+#include "../core/course/hash.h"
+#include "../core/report/history.h"
+#include "../core/report/report.h"
+#include "../core/run/sandbox.h"
+#include "../core/course/setup.h"
+#include "../core/report/text.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 
 #ifndef CUDALINGS_GIT_COMMIT
@@ -72,13 +72,13 @@ int cmd_check(const Options& o) {
     }
     CheckOptions options;
     if (!check_options(o, options)) return exit_code::usage;
-    // cudalings emulator (checker/core/emulate.h): forced, or automatic where no GPU exists
+    // cudalings emulator (checker/core/build/emulate.h): forced, or automatic where no GPU exists
     options.emulate = o.emulate || o.explain;
     options.explain = o.explain;
 #if defined(CUDALINGS_AUTO_EMULATE) && CUDALINGS_AUTO_EMULATE
     options.emulate_without_gpu = !o.no_emulate;
 #endif
-    // --sandbox: the same sealed runs as grading (checker/core/sandbox.h).
+    // --sandbox: the same sealed runs as grading (checker/core/run/sandbox.h).
     if (o.sandbox) {
         std::string why;
         options.sandbox = open_sandbox({}, why);

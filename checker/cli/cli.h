@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "../core/check.h"
-#include "../core/course.h"
-#include "../core/manifest.h"
+#include "../core/run/check.h"
+#include "../core/course/course.h"
+#include "../core/course/manifest.h"
 
 namespace cudalings::cli {
 

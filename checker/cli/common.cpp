@@ -11,12 +11,12 @@
 #include <iostream>
 #include <sstream>
 
-#include "../core/hash.h"
-#include "../core/history.h"
-#include "../core/pristine.h"
-#include "../core/supervise.h"
-#include "../core/text.h"
-#include "../core/verdict.h"
+#include "../core/course/hash.h"
+#include "../core/report/history.h"
+#include "../core/course/pristine.h"
+#include "../core/run/supervise.h"
+#include "../core/report/text.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 
 namespace fs = std::filesystem;

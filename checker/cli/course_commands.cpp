@@ -3,9 +3,9 @@
 
 #include <iostream>
 
-#include "../core/history.h"
-#include "../core/text.h"
-#include "../core/verdict.h"
+#include "../core/report/history.h"
+#include "../core/report/text.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 
 namespace cudalings::cli {

@@ -1,6 +1,6 @@
 // `cudalings dev check`: the course's own consistency (for lesson authors and CI), see
-// checker/core/devcheck.h for the rules. `cudalings dev update`: rewrites what is generated
-// (the pristine record, the READMEs' regions), see checker/core/generated.h.
+// checker/core/tools/devcheck.h for the rules. `cudalings dev update`: rewrites what is generated
+// (the pristine record, the READMEs' regions), see checker/core/report/generated.h.
 #include <nlohmann/json.hpp>
 
 #include <unistd.h>
@@ -13,13 +13,13 @@
 #include <memory>
 #include <mutex>
 
-#include "../core/coverage.h"
-#include "../core/devcheck.h"
-#include "../core/fixtures.h"
-#include "../core/generated.h"
-#include "../core/hash.h"
-#include "../core/supervise.h"
-#include "../core/verdict.h"
+#include "../core/tools/coverage.h"
+#include "../core/tools/devcheck.h"
+#include "../core/tools/fixtures.h"
+#include "../core/report/generated.h"
+#include "../core/course/hash.h"
+#include "../core/run/supervise.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 #include "tools.h"
 
@@ -283,8 +283,8 @@ Command add_dev_command(CLI::App& app, Options& o) {
     auto* fixtures = dev->add_subcommand(
         "fixtures",
         "the fixtures, the emulator's corpus and the hostile submissions, read as the tests read "
-        "them (checker/core/fixtures.h): list them, write them out whole, or rewrite one as a "
-        "patch of its solution");
+        "them (checker/core/tools/fixtures.h): list them, write them out whole, or rewrite one as "
+        "a patch of its solution");
     auto fixtures_flags = std::make_shared<FixturesFlags>();
     fixtures
         ->add_option("--kind", fixtures_flags->kinds, "fixture, corpus or hostile (default: all)")

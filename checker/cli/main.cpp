@@ -31,9 +31,9 @@
 #include <iostream>
 #include <vector>
 
-#include "../core/supervise.h"
-#include "../core/text.h"
-#include "../core/verdict.h"
+#include "../core/run/supervise.h"
+#include "../core/report/text.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 #include "run.h"
 #include "tools.h"

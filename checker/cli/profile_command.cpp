@@ -1,7 +1,7 @@
-// `cudalings profile STEP`: Nsight Compute on one timed call of a step (core/profile.h). The step
-// is built as `check` builds it; the runner makes one warm-up call and then the timed call under
-// `ncu --clock-control none`, and each kernel of that call is shown: its launch, duration, DRAM
-// throughput, achieved occupancy and the metrics its lesson chose, each with what it means.
+// `cudalings profile STEP`: Nsight Compute on one timed call of a step (core/run/profile.h). The
+// step is built as `check` builds it; the runner makes one warm-up call and then the timed call
+// under `ncu --clock-control none`, and each kernel of that call is shown: its launch, duration,
+// DRAM throughput, achieved occupancy and the metrics its lesson chose, each with what it means.
 //
 // Exit codes: 0 profiled, 1 the step did not build or its call failed, 2 usage, 77 no GPU,
 // 78 the machine's setup (no ncu, no permission to the GPU's counters).
@@ -11,10 +11,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "../core/profile.h"
-#include "../core/report.h"
-#include "../core/text.h"
-#include "../core/verdict.h"
+#include "../core/run/profile.h"
+#include "../core/report/report.h"
+#include "../core/report/text.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 #include "tools.h"
 

@@ -1,5 +1,5 @@
 // `cudalings report [--out FILE] [--from RESULTS]`: writes an HTML page with your progress and,
-// for every lesson with timed steps, its staircase (see checker/core/html_report.h); prints
+// for every lesson with timed steps, its staircase (see checker/core/report/html_report.h); prints
 // where it is. With --from, the page of a stored run instead (docs/results/*.json, or what
 // `check --json` printed): every lesson's staircase and roofline from it, no progress.
 #include <nlohmann/json.hpp>
@@ -7,10 +7,10 @@
 #include <filesystem>
 #include <iostream>
 
-#include "../core/generated.h"
-#include "../core/history.h"
-#include "../core/html_report.h"
-#include "../core/verdict.h"
+#include "../core/report/generated.h"
+#include "../core/report/history.h"
+#include "../core/report/html_report.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 #include "tools.h"
 

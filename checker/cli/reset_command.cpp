@@ -6,8 +6,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "../core/pristine.h"
-#include "../core/verdict.h"
+#include "../core/course/pristine.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 
 namespace fs = std::filesystem;

@@ -9,11 +9,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "../core/compile.h"
-#include "../core/hash.h"
-#include "../core/setup.h"
-#include "../core/supervise.h"
-#include "../core/verdict.h"
+#include "../core/build/compile.h"
+#include "../core/course/hash.h"
+#include "../core/course/setup.h"
+#include "../core/run/supervise.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 #include "tools.h"
 

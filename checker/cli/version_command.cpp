@@ -4,8 +4,8 @@
 
 #include <iostream>
 
-#include "../core/setup.h"
-#include "../core/verdict.h"
+#include "../core/course/setup.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 
 #ifndef CUDALINGS_VERSION

@@ -18,11 +18,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "../core/history.h"
-#include "../core/supervise.h"
-#include "../core/text.h"
-#include "../core/verdict.h"
-#include "../core/watch.h"
+#include "../core/report/history.h"
+#include "../core/run/supervise.h"
+#include "../core/report/text.h"
+#include "../core/run/verdict.h"
+#include "../core/course/watch.h"
 #include "cli.h"
 
 namespace cudalings::cli {

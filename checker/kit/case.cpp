@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "../core/cases.h"
+#include "../core/run/cases.h"
 
 namespace kit {
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "../core/cases.h"
+#include "../core/run/cases.h"
 
 namespace kit {
 

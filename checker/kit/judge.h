@@ -273,8 +273,9 @@ enum class Status { Pass, Wrong, MemoryError };
 
 // A likely cause that this case's mismatches fit, for the step's conclusion: it is stated for
 // the step (its reason and advice) only when every failing case carries the same key and at least
-// one shows it `alone` (core/conclude.h). A case that fits it but also fits another cause (wrong
-// outputs near an end of the array, where the boundary rule acts too) carries it with alone false.
+// one shows it `alone` (core/run/conclude.h). A case that fits it but also fits another cause
+// (wrong outputs near an end of the array, where the boundary rule acts too) carries it with alone
+// false.
 struct Clue {
     std::string key;     // what fits, with its parameters ("tile-end:256"); empty: none
     std::string fact;    // a few words for the step's reason ("...wrong at the end of every tile")

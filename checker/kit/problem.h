@@ -51,7 +51,7 @@ struct Setup {
 // Verdict names (as the report spells them: "TIMEOUT", "CRASH") and what to tell the learner
 // when a step gets that verdict in this problem, next to the checker's own words. A name may
 // carry the words its reason must contain, "MEMORY_ERROR/out of bounds|Invalid __global__ read",
-// so that advice about one kind of memory error is not given for another (core/conclude.h).
+// so that advice about one kind of memory error is not given for another (core/run/conclude.h).
 using Advice = std::vector<std::pair<std::string, std::string>>;
 
 class Problem {

@@ -4,7 +4,7 @@
 //
 // The judge starts it with a socket on descriptor 3 (wire.h). Before any of the learner's code
 // is loaded it drops every capability and installs the seccomp filter (no ptrace, no signals to
-// other processes...: core/seccomp_filter.h), then starts its CUDA context and says Ready. It
+// other processes...: core/run/seccomp_filter.h), then starts its CUDA context and says Ready. It
 // answers the judge's probes of its clock (calls of its own), and when the judge says Load (with
 // the entry point's name, else --symbol's) it loads the lesson's call shims and the learner's
 // object and says Loaded; from then on it maps
@@ -29,7 +29,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/seccomp_filter.h"
+#include "../core/run/seccomp_filter.h"
 #ifdef CUDALINGS_EMULATOR
 #include "emu_codec.h"
 #endif

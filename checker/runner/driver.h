@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/protocol.h"
+#include "../core/run/protocol.h"
 #include "kit.h"
 #include "timing.h"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../core/protocol.h"
+#include "../core/run/protocol.h"
 #include "cudalings_emu/emulator.h"
 #include "data.h"
 #include "emu_codec.h"

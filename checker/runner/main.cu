@@ -43,9 +43,9 @@
 #include <cuda_profiler_api.h>
 #endif
 
-#include "../core/hash.h"
-#include "../core/protocol.h"
-#include "../core/seccomp_filter.h"
+#include "../core/course/hash.h"
+#include "../core/run/protocol.h"
+#include "../core/run/seccomp_filter.h"
 #include "driver.h"
 #include "kit.h"
 #include "split.h"
@@ -273,7 +273,7 @@ struct LoadedStep {
     std::unique_ptr<runner::Split> split;  // the learner's process, when the step runs there
 };
 // Before the learner's code is loaded, this process confines itself as the learner's process of
-// the judge split does (core/seccomp_filter.h): no capabilities, and no ptrace, no
+// the judge split does (core/run/seccomp_filter.h): no capabilities, and no ptrace, no
 // process_vm_*, no signals to any other process (its checker), no namespaces... Not under a
 // sanitizer or a profiler, whose tools work inside this process. Where the filter cannot be
 // installed (a build without libseccomp) the check goes on as before.

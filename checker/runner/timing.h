@@ -9,7 +9,7 @@
 #include <functional>
 #include <string>
 
-#include "../core/stats.h"
+#include "../core/run/stats.h"
 #include "kit.h"
 
 namespace runner {

@@ -7,9 +7,9 @@
 // every bind path of the grader, the environment the grader's own). This init makes itself
 // non-dumpable before anything else: the kernel then lets only a process with CAP_SYS_PTRACE
 // in the sandbox's user namespace open those files, and nothing inside has a capability. The
-// seccomp filter refuses ptrace and signals to PID 1 (checker/core/seccomp_filter.h).
+// seccomp filter refuses ptrace and signals to PID 1 (checker/core/run/seccomp_filter.h).
 //
-// What it does: writes the sandbox's start marker to stderr (checker/core/sandbox.cpp reads
+// What it does: writes the sandbox's start marker to stderr (checker/core/run/sandbox.cpp reads
 // it), starts the program (argv[1...]) as PID 2, reaps every process that ends in the
 // namespace, and when the program ends, ends too with its status (128 + n for a death by signal
 // n, as a shell reports it): the end of PID 1 ends every process left in the namespace.

@@ -171,7 +171,7 @@ class Transpose : public Problem {
     }
     static Advice advice() {
         // Where the step's conclusion found that only non-square shapes fail, every square one
-        // passing (core/conclude.h): the transpose's own places where rows and cols swap.
+        // passing (core/run/conclude.h): the transpose's own places where rows and cols swap.
         return {{"WRONG/only the non-square shapes fail",
                  "Every square shape passed and only non-square ones fail: rows and cols are "
                  "swapped somewhere, not a bounds test missing (a square matrix hides a swap). "

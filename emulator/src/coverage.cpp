@@ -1,5 +1,5 @@
 // Line coverage of the learner's device code, for `cudalings dev check --coverage` (the rule that
-// a step's hazard cases run every line of its solution, checker/core/coverage.h).
+// a step's hazard cases run every line of its solution, checker/core/tools/coverage.h).
 //
 // The emulated build is compiled with GCC's -fsanitize-coverage=trace-pc, which calls
 // __sanitizer_cov_trace_pc at the start of every basic block. Inside a kernel launch that is

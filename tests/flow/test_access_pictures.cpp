@@ -1,6 +1,6 @@
-// --explain's access pictures (checker/core/access_picture.h): the text `check --explain` prints
-// for a real lesson step on the emulator, the record it leaves for `cudalings report`, and the
-// report's SVG (one diagram per access line, with the lanes, sectors, banks and links the
+// --explain's access pictures (checker/core/run/access_picture.h): the text `check --explain`
+// prints for a real lesson step on the emulator, the record it leaves for `cudalings report`, and
+// the report's SVG (one diagram per access line, with the lanes, sectors, banks and links the
 // picture holds), opened in a headless browser where one is installed.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

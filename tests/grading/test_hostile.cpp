@@ -46,7 +46,7 @@ struct Hostile {
     std::string reason_emulated;
 };
 
-// Its header, as every fixture's is read (checker/core/fixtures.h).
+// Its header, as every fixture's is read (checker/core/tools/fixtures.h).
 Hostile read_hostile(const fs::path& path) {
     const auto f = cudalings::read_fixture(path.string(), CUDALINGS_SOURCE_DIR);
     Hostile h;

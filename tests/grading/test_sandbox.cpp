@@ -1,4 +1,4 @@
-// The sandbox (checker/core/sandbox.h): the command it builds on any machine, and, where
+// The sandbox (checker/core/run/sandbox.h): the command it builds on any machine, and, where
 // bubblewrap can make one here, what a program inside can and cannot do.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

@@ -113,7 +113,8 @@ std::string gpu_absent_reason() {
 }
 
 FixtureSpec read_fixture(const std::string& path) {
-    // The one reader (checker/core/fixtures.h); the default step from the course the file lies in.
+    // The one reader (checker/core/tools/fixtures.h); the default step from the course the file
+    // lies in.
     std::string root = cudalings::fixture_course_root(path);
     if (root.empty()) root = CUDALINGS_SOURCE_DIR;
     const auto f = cudalings::read_fixture(path, root);

@@ -21,7 +21,7 @@ Run cudalings(std::vector<std::string> args, const std::string& state = fresh_st
 
 // A copy of the course (manifest, lessons/, and checks/ linked) where `fixture` replaces
 // `step_file` (relative to lessons/, e.g. "01_vector_add/01_one_thread_per_element.cu"): the
-// fixture's text, a patch applied (checker/core/fixtures.h); any other file as it is.
+// fixture's text, a patch applied (checker/core/tools/fixtures.h); any other file as it is.
 std::string course_with(const std::string& fixture, const std::string& step_file);
 // A fixture's text as the checker compiles it (a patch applied; throws when it does not apply),
 // and that text written to `dest` (replacing the file or link there).
@@ -32,7 +32,7 @@ void remove_course(const std::string& root);
 bool gpu_present();
 std::string gpu_absent_reason();
 
-// A bad-submission fixture's header lines (read by checker/core/fixtures.h, the one reader):
+// A bad-submission fixture's header lines (read by checker/core/tools/fixtures.h, the one reader):
 //   // expect: VERDICT      // reason: substring      // step: lesson/step.cu
 //   // flags: --sanitize    // needs: cpu|gpu          // timing: yes
 //   // emulated: VERDICT  (the verdict under the CPU emulator, where it is asserted)

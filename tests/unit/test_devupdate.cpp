@@ -1,7 +1,7 @@
-// `cudalings dev update` and the generated regions (checker/core/generated.h): the marker syntax,
-// a small course updated from a results file (stored, refused, replaced), and the real course:
-// its regions are what the update makes of its stored results file, and a hand edit of one is
-// a `dev check` finding.
+// `cudalings dev update` and the generated regions (checker/core/report/generated.h): the marker
+// syntax, a small course updated from a results file (stored, refused, replaced), and the real
+// course: its regions are what the update makes of its stored results file, and a hand edit of one
+// is a `dev check` finding.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 

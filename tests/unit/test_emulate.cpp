@@ -1,4 +1,4 @@
-// How a learner's file is prepared for the CPU emulator (checker/core/emulate.cpp): what is
+// How a learner's file is prepared for the CPU emulator (checker/core/build/emulate.cpp): what is
 // declined before a build is tried, and the build's flags.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

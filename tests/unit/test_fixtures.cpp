@@ -1,5 +1,5 @@
-// The one reader of fixture headers and the strict patch applier (checker/core/fixtures.h): keys,
-// the default step, the two forms, and every patched fixture of the course still applying.
+// The one reader of fixture headers and the strict patch applier (checker/core/tools/fixtures.h):
+// keys, the default step, the two forms, and every patched fixture of the course still applying.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 

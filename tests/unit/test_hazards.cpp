@@ -1,4 +1,4 @@
-// The hazard pass of a GPU check (checker/core/check.cpp): the CPU emulator's analysis of the
+// The hazard pass of a GPU check (checker/core/run/check.cpp): the CPU emulator's analysis of the
 // small cases, folded into the GPU's verdict. It runs here on the CPU as check() runs it beside
 // the GPU's cases; the GPU side (fixtures with `expect: MEMORY_ERROR`) is the GPU suite's.
 #include <catch2/catch_test_macros.hpp>

@@ -1,8 +1,8 @@
-// The seccomp filter (checker/core/seccomp_filter.h), installed in a forked child: every call it
-// refuses answers the errno it should, and what a step's process does every day (threads, fork,
-// files, pipes, sockets, signals to itself) still works. The probes are chosen so that the
-// kernel's own answer, without the filter, differs from the filter's: a test that passed
-// without a filter would prove nothing.
+// The seccomp filter (checker/core/run/seccomp_filter.h), installed in a forked child: every call
+// it refuses answers the errno it should, and what a step's process does every day (threads, fork,
+// files, pipes, sockets, signals to itself) still works. The probes are chosen so that the kernel's
+// own answer, without the filter, differs from the filter's: a test that passed without a filter
+// would prove nothing.
 #include <catch2/catch_test_macros.hpp>
 
 #include <fcntl.h>

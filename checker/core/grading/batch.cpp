@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "../course.h"
+#include "course.h"
 #include "formats.h"
 #include "result.h"
 

@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "../text.h"
+#include "text.h"
 #include "result.h"
 
 using nlohmann::json;

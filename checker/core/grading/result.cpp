@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "../emulate.h"
-#include "../text.h"
+#include "emulate.h"
+#include "text.h"
 
 #ifndef CUDALINGS_VERSION
 #define CUDALINGS_VERSION "unknown"

@@ -14,8 +14,8 @@
 
 #include <string>
 
-#include "../manifest.h"
-#include "../report.h"
+#include "manifest.h"
+#include "report.h"
 #include "submission.h"
 
 namespace cudalings::grading {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "../hash.h"
+#include "hash.h"
 
 namespace cudalings::grading {
 

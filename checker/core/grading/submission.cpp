@@ -8,8 +8,8 @@
 #include <map>
 #include <set>
 
-#include "../course.h"
-#include "../hash.h"
+#include "course.h"
+#include "hash.h"
 
 namespace fs = std::filesystem;
 

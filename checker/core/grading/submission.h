@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "../manifest.h"
+#include "manifest.h"
 
 namespace cudalings::grading {
 

@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "../text.h"
+#include "text.h"
 #include "formats.h"
 #include "result.h"
 

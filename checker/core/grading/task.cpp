@@ -3,8 +3,8 @@
 #include <chrono>
 #include <filesystem>
 
-#include "../hash.h"
-#include "../sandbox.h"
+#include "hash.h"
+#include "sandbox.h"
 #include "result.h"
 #include "submission.h"
 

@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "../check.h"
-#include "../course.h"
-#include "../manifest.h"
+#include "check.h"
+#include "course.h"
+#include "manifest.h"
 #include "seeds.h"
 
 namespace cudalings::grading {

@@ -65,7 +65,7 @@ void check_fixture(const std::string& root, const LessonInfo* lesson, const Fixt
     const FixtureHeader& h = f.keys;
     for (const auto& key : h.unknown)
         bad("\"" + key +
-            ":\" is no key of a fixture's header (checker/core/fixtures.h lists them)");
+            ":\" is no key of a fixture's header (checker/core/tools/fixtures.h lists them)");
     bool has_step = false;
     for (const auto& [key, value] : h.keys) {
         Verdict v;
@@ -171,7 +171,7 @@ void check_profile(const LessonInfo& lesson, std::vector<DevFinding>& found) {
             found.push_back({"profile", part,
                              "profile metric \"" + m +
                                  "\" has no meaning in the course's catalogue "
-                                 "(checker/core/profile.cpp): add it there with its line"});
+                                 "(checker/core/run/profile.cpp): add it there with its line"});
         else if (has(summary, m))
             found.push_back({"profile", part,
                              "profile metric \"" + m + "\" is in every profile's summary already"});

@@ -410,7 +410,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         report.diagnostics = parse_compiler_output(output);
         return true;
     }
-    // The machine's problems are SETUP_ERROR, never the learner's (checker/core/setup.h).
+    // The machine's problems are SETUP_ERROR, never the learner's (checker/core/course/setup.h).
     if (auto problem = unsupported_architecture(request.nvcc, request.arch)) {
         set_setup_error(report, *problem);
         return false;
@@ -1678,7 +1678,7 @@ std::optional<StepReport> Checker::unchanged_report(const LessonInfo& lesson, co
 }
 
 // cudalings emulator: the learner's file (already accepted by nvcc) rewritten and built with
-// g++ for the CPU emulator, then run by cudalings-runner-emu. See checker/core/emulate.h.
+// g++ for the CPU emulator, then run by cudalings-runner-emu. See checker/core/build/emulate.h.
 void Checker::run_emulated(const LessonInfo& lesson, const StepInfo& step, const EmulatedObject& b,
                            StepReport& report) {
     report.gpu = kEmulatedLabel;

@@ -48,7 +48,7 @@ struct CheckOptions {
     bool sanitize = false;  // also run compute-sanitizer on small cases
     std::size_t host_memory_limit = std::size_t{8} << 30;  // per runner child, via a cgroup
     std::uint64_t sanitize_max_n = 4096;
-    // cudalings emulator (checker/core/emulate.h): correctness on the CPU, no timing
+    // cudalings emulator (checker/core/build/emulate.h): correctness on the CPU, no timing
     bool emulate = false;              // --emulate: even where a GPU is present
     bool emulate_without_gpu = false;  // emulate automatically where there is no GPU
     bool explain = false;              // --explain: the emulator's teaching metrics

@@ -53,7 +53,7 @@ struct EmulatedBuild {
     std::string output;                     // the .so the emulated runner loads
     bool instrument = true;                 // memory-access hooks (checks, lockstep)
     // GCC's basic-block hooks too (-fsanitize-coverage=trace-pc): the emulator counts each
-    // block's runs (coverage mode, `dev check --coverage`; checker/core/coverage.h).
+    // block's runs (coverage mode, `dev check --coverage`; checker/core/tools/coverage.h).
     bool coverage = false;
     // Off for code without kernels, which runs once a call (the judge split's call shims):
     // -O0 and no line table, about half the compile time (0.8 against 1.4 s for lesson 07's).

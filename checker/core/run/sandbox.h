@@ -16,7 +16,7 @@
 //   - an environment of a few known variables (never the grader's secrets); bwrap itself starts
 //     with an empty environment and reads its arguments from a descriptor (`--args`), so that
 //     nothing of the grader's is in any process's environment or command line inside;
-//   - a seccomp filter (checker/core/seccomp_filter.h, bwrap's `--seccomp`) on every process
+//   - a seccomp filter (checker/core/run/seccomp_filter.h, bwrap's `--seccomp`) on every process
 //     inside: no ptrace, no reading other processes' memory, no namespaces or mounts, no signal
 //     to PID 1...; without libseccomp there is no sandbox (open_sandbox says why);
 //   - PID 1 is cudalings-sandbox-init (bwrap's `--as-pid-1`: no bwrap process inside), which

@@ -16,7 +16,7 @@
 //   generated  every generated region of the READMEs (the course table, the lessons' staircases)
 //              is what `cudalings dev update` makes of its sources (generated.h): a hand edit, or
 //              a source changed without the update, is a finding that names the command
-//   coverage   (`dev check --coverage`, checker/core/coverage.h) every step's solution, run
+//   coverage   (`dev check --coverage`, checker/core/tools/coverage.h) every step's solution, run
 //              through the emulator's race-checked cases, runs every line of its device code,
 //              two blocks in a launch and every loop twice in one thread; lines marked
 //              `// dev: not covered (why)` are exempt and listed
