@@ -7,8 +7,8 @@
 // other processes...: core/run/seccomp_filter.h), then starts its CUDA context and says Ready. It
 // answers the judge's probes of its clock (calls of its own), and when the judge says Load (with
 // the entry point's name, else --symbol's) it loads the lesson's call shims and the learner's
-// object and says Loaded; from then on it maps
-// the memory the judge lends, makes the calls the judge packs, synchronises and says Returned.
+// object and says Loaded; from then on it maps the memory the judge lends, makes the calls the
+// judge packs, synchronises and says Returned.
 //
 // It holds nothing that decides a verdict: no key, no checks, no expected values, no reference.
 // Whatever it says is a claim the judge does not need: the judge reads the outputs itself.
