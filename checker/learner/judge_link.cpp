@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <thread>
 
@@ -270,7 +271,18 @@ bool JudgeLink::exchange(const wire::Message& m, Returned& r,
 bool JudgeLink::receive(wire::Message& m) {
     if (spin_) wire::wait_readable(socket_, kSpinSeconds);
     if (wire::receive_with(socket_, m, payload_)) return true;
-    reap(true);  // the socket closed: the process ended (or is ending)
+    // Not a message. Either the socket closed (the process ended, or is ending), or the process
+    // is still there and wrote something else on it: then it is ended here, for that, before it
+    // is waited for (waiting for a process that waits for the judge would never end).
+    char next;
+    const ssize_t peeked = ::recv(socket_, &next, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (pid_ > 0 && !state_.ended &&
+        (peeked > 0 || (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))) {
+        state_.garbled = true;
+        ::kill(-pid_, SIGKILL);  // its process group: whatever it started too
+        ::kill(pid_, SIGKILL);
+    }
+    reap(true);
     return false;
 }
 

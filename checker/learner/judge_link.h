@@ -47,6 +47,8 @@ struct LearnerState {
     double context_ms = 0;
     bool ended = false;  // the process is gone
     int exit_code = -1, signal = 0;
+    // It wrote something on its socket that is not a whole message, and was killed for it.
+    bool garbled = false;
     std::string message;  // the learner's own text with a refusal (a failed load)
     // Each probe's round trip on the judge's clock less the time its events saw (microseconds):
     // what a call costs beyond its events, measured where nothing of the learner's was loaded.
