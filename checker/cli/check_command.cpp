@@ -7,11 +7,11 @@
 #include <iostream>
 
 #include "../core/course/hash.h"
+#include "../core/course/setup.h"
 #include "../core/report/history.h"
 #include "../core/report/report.h"
-#include "../core/run/sandbox.h"
-#include "../core/course/setup.h"
 #include "../core/report/text.h"
+#include "../core/run/sandbox.h"
 #include "../core/run/verdict.h"
 #include "cli.h"
 

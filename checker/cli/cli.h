@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "../core/run/check.h"
 #include "../core/course/course.h"
 #include "../core/course/manifest.h"
+#include "../core/run/check.h"
 
 namespace cudalings::cli {
 
@@ -83,6 +83,8 @@ bool check_options(const Options& o, CheckOptions& options);
 // or in the judge's own process: --in-process, or CUDALINGS_IN_PROCESS=1 for every check and
 // grade (a maintainer's comparison; a verdict made that way can be forged by the step).
 bool judge_split_wanted(const Options& o);
+// --judge-split (the default, kept for older scripts) and --in-process, which exclude each other.
+void add_judge_split_flags(CLI::App* command, Options& o);
 
 // Checks one step and records what it means for the learner: progress (a pass marks the step
 // done, a failure of the learner's code clears it; SKIPPED, SETUP_ERROR and INTERNAL_ERROR say

@@ -12,10 +12,10 @@
 #include <sstream>
 
 #include "../core/course/hash.h"
-#include "../core/report/history.h"
 #include "../core/course/pristine.h"
-#include "../core/run/supervise.h"
+#include "../core/report/history.h"
 #include "../core/report/text.h"
+#include "../core/run/supervise.h"
 #include "../core/run/verdict.h"
 #include "cli.h"
 
@@ -303,6 +303,17 @@ bool select_steps(const Options& o, const CoursePaths& paths, const Manifest& m,
     return true;
 }
 
+void add_judge_split_flags(CLI::App* command, Options& o) {
+    auto* split = command->add_flag("--judge-split", o.judge_split,
+                                    "the default: each step runs in a process of its own that "
+                                    "the checker judges from outside, on a GPU or the emulator");
+    command
+        ->add_flag("--in-process", o.in_process,
+                   "run each step inside the checker's own process instead (for comparisons "
+                   "only: the step can forge its verdict there; also CUDALINGS_IN_PROCESS=1)")
+        ->excludes(split);
+}
+
 bool judge_split_wanted(const Options& o) {
     if (o.in_process) return false;
     const char* v = std::getenv("CUDALINGS_IN_PROCESS");
@@ -400,14 +411,7 @@ void add_check_flags(CLI::App* command, Options& o) {
                       "without a GPU, only compile (SKIPPED, exit code 77) instead of emulating");
     command->add_flag("--explain", o.explain,
                       "emulate, and show teaching metrics: bank conflicts, sectors per request");
-    auto* split = command->add_flag("--judge-split", o.judge_split,
-                                    "the default: the step runs in a process of its own that the "
-                                    "checker judges from outside, on a GPU or the emulator");
-    command
-        ->add_flag("--in-process", o.in_process,
-                   "run the step inside the checker's own process instead (for comparisons; "
-                   "the step can forge its verdict there; also CUDALINGS_IN_PROCESS=1)")
-        ->excludes(split);
+    add_judge_split_flags(command, o);
     command->add_flag("--no-hazards", o.no_hazards,
                       "on a GPU, skip the hazard pass (the CPU emulator's race, barrier, mask and "
                       "bounds checks on the small cases)");

@@ -13,13 +13,13 @@
 #include <memory>
 #include <mutex>
 
+#include "../core/course/hash.h"
+#include "../core/report/generated.h"
+#include "../core/run/supervise.h"
+#include "../core/run/verdict.h"
 #include "../core/tools/coverage.h"
 #include "../core/tools/devcheck.h"
 #include "../core/tools/fixtures.h"
-#include "../core/report/generated.h"
-#include "../core/course/hash.h"
-#include "../core/run/supervise.h"
-#include "../core/run/verdict.h"
 #include "cli.h"
 #include "tools.h"
 

@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <iostream>
 
-#include "../core/tools/doctor.h"
 #include "../core/course/setup.h"
 #include "../core/run/verdict.h"
+#include "../core/tools/doctor.h"
 #include "cli.h"
 #include "tools.h"
 

@@ -23,13 +23,13 @@
 #include <mutex>
 #include <thread>
 
+#include "../core/course/hash.h"
 #include "../core/grading/batch.h"
 #include "../core/grading/formats.h"
 #include "../core/grading/result.h"
 #include "../core/grading/seeds.h"
 #include "../core/grading/submission.h"
 #include "../core/grading/task.h"
-#include "../core/course/hash.h"
 #include "../core/report/report.h"
 #include "../core/run/sandbox.h"
 #include "../core/run/verdict.h"
@@ -752,14 +752,7 @@ Command add_grade_command(CLI::App& app, Options& o) {
                       "grade only shard I of N of the submissions (I/N), for `grade merge`");
     grade->add_flag("--no-time", o.no_time, "correctness only");
     grade->add_flag("--sanitize", o.sanitize, "also run compute-sanitizer");
-    auto* split = grade->add_flag("--judge-split", o.judge_split,
-                                  "the default: each step runs in a process of its own, judged "
-                                  "from outside, on a GPU or the emulator");
-    grade
-        ->add_flag("--in-process", o.in_process,
-                   "run each step inside the judge's own process instead (for comparisons only: "
-                   "a submission can forge its verdict there; also CUDALINGS_IN_PROCESS=1)")
-        ->excludes(split);
+    add_judge_split_flags(grade, o);
     grade->add_flag("--emulate", args->emulate, "run on the CPU emulator even where a GPU is");
     grade->add_flag("--no-emulate", args->no_emulate,
                     "without a GPU, only compile (SKIPPED) instead of emulating");

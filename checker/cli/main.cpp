@@ -31,8 +31,8 @@
 #include <iostream>
 #include <vector>
 
-#include "../core/run/supervise.h"
 #include "../core/report/text.h"
+#include "../core/run/supervise.h"
 #include "../core/run/verdict.h"
 #include "cli.h"
 #include "run.h"

@@ -11,9 +11,9 @@
 #include <iostream>
 #include <sstream>
 
-#include "../core/run/profile.h"
 #include "../core/report/report.h"
 #include "../core/report/text.h"
+#include "../core/run/profile.h"
 #include "../core/run/verdict.h"
 #include "cli.h"
 #include "tools.h"

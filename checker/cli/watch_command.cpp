@@ -18,11 +18,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "../core/report/history.h"
-#include "../core/run/supervise.h"
-#include "../core/report/text.h"
-#include "../core/run/verdict.h"
 #include "../core/course/watch.h"
+#include "../core/report/history.h"
+#include "../core/report/text.h"
+#include "../core/run/supervise.h"
+#include "../core/run/verdict.h"
 #include "cli.h"
 
 namespace cudalings::cli {

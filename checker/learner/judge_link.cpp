@@ -269,7 +269,7 @@ bool JudgeLink::exchange(const wire::Message& m, Returned& r,
 }
 
 bool JudgeLink::receive(wire::Message& m) {
-    if (spin_) wire::wait_readable(socket_, kSpinSeconds);
+    if (spin_) wire::wait_readable(socket_, wire::kSpinSeconds);
     if (wire::receive_with(socket_, m, payload_)) return true;
     // Not a message. Either the socket closed (the process ended, or is ending), or the process
     // is still there and wrote something else on it: then it is ended here, for that, before it

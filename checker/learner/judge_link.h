@@ -147,9 +147,8 @@ class JudgeLink : public kit::remote::Lender {
     int socket_ = -1;
     pid_t pid_ = -1;
     // A timed check (LearnerStart::probes): replies are waited for without sleeping, for up to
-    // kSpinSeconds each (wire::wait_readable), then in recv.
+    // wire::kSpinSeconds each (wire::wait_readable), then in recv.
     bool spin_ = false;
-    static constexpr double kSpinSeconds = 0.5;
     LearnerState state_;
     struct Lent {
         std::uintptr_t address;

@@ -254,10 +254,6 @@ wire::Message reply(wire::Kind kind, int status = 0, const std::string& text = {
     return m;
 }
 
-// How long a timed check's learner waits for the judge's next message without sleeping (then in
-// recv): wire::wait_readable.
-constexpr double kSpinSeconds = 0.5;
-
 // The largest memset a Probe asks for.
 constexpr std::size_t kProbeMost = std::size_t{64} << 20;
 
@@ -390,7 +386,7 @@ int main(int argc, char** argv) {
         std::size_t probe_bytes = 0;
         for (;;) {
             wire::Message m;
-            if (spin) wire::wait_readable(kSocket, kSpinSeconds);
+            if (spin) wire::wait_readable(kSocket, wire::kSpinSeconds);
             if (!wire::receive(kSocket, m)) return 3;
             spin = spin || m.kind == wire::Kind::Probe;  // a timed check (wire.h, wait_readable)
             if (m.kind == wire::Kind::Load) {            // with the entry point's name, when named
@@ -446,7 +442,7 @@ int main(int argc, char** argv) {
         wire::Message m;
         std::vector<int> fds;
         std::string payload;
-        if (spin) wire::wait_readable(kSocket, kSpinSeconds);
+        if (spin) wire::wait_readable(kSocket, wire::kSpinSeconds);
         if (!wire::receive_with(kSocket, m, payload, &fds)) break;
         if (m.kind == wire::Kind::Lend) {
             std::string why;

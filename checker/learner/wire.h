@@ -111,5 +111,6 @@ void set_text(Message& m, const std::string& text);
 // later, by tens to hundreds of microseconds, than one that slept through a short probe, and the
 // judge's clock would count that against the learner's claim.
 void wait_readable(int socket, double seconds);
+inline constexpr double kSpinSeconds = 0.5;  // how long both processes wait so, then in recv
 
 }  // namespace cudalings::wire

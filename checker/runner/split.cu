@@ -38,17 +38,8 @@ std::string fault_reason(const cudalings::JudgeLink::Returned& r, const std::str
 
 Split::~Split() { finish(); }
 
-bool Split::launch(const Start& how, std::string* why) {
-    cudalings::LearnerStart s;
-    s.learner = how.learner;
-    s.step = how.step;
-    s.shims = how.shims;
-    s.filter = true;
-    launched_ = link_.launch(s, why);
-    return launched_;
-}
-
-bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
+namespace {
+cudalings::LearnerStart learner_start(const Split::Start& how) {
     cudalings::LearnerStart s;
     s.learner = how.learner;
     s.step = how.step;
@@ -58,6 +49,17 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
     s.probes = how.probes;
     s.before_probe = how.before_probe;
     s.after_probe = how.after_probe;
+    return s;
+}
+}  // namespace
+
+bool Split::launch(const Start& how, std::string* why) {
+    launched_ = link_.launch(learner_start(how), why);
+    return launched_;
+}
+
+bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
+    cudalings::LearnerStart s = learner_start(how);
     // Under the emulator: its device memory, shared (the learner's descriptor 4); on a GPU each
     // loan travels as a descriptor of its own (-1 here). A process launched early has none.
     if (!launched_) {

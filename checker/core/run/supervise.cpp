@@ -281,6 +281,21 @@ namespace {
 
 // Closes descriptors first..last (async-signal-safe): close_range where the kernel has it
 // (5.9), else one by one up to the process's limit.
+void close_descriptors(int first, unsigned last);
+
+// Closes the descriptors from 3 up to the highest target that are not targets (the gaps between
+// them), and returns the first descriptor above every target (async-signal-safe).
+int close_gaps(const DescriptorMove* moves, int count) {
+    int first_free = 3;
+    for (int i = 0; i < count; ++i) first_free = std::max(first_free, moves[i].target + 1);
+    for (int fd = 3; fd < first_free; ++fd) {
+        bool target = false;
+        for (int i = 0; i < count; ++i) target = target || moves[i].target == fd;
+        if (!target) ::close(fd);
+    }
+    return first_free;
+}
+
 void close_descriptors(int first, unsigned last) {
     if (first < 0 || static_cast<unsigned>(first) > last) return;
 #ifdef SYS_close_range
@@ -334,17 +349,11 @@ void close_descriptors(int first, unsigned last) {
     // Nothing else of this process's: a descriptor it inherited without close-on-exec (from
     // whatever started the checker) would reach the program, in a sandbox too. The exec report
     // pipe stays: it is close-on-exec, and above every target.
-    int first_free = 3;
-    for (int i = 0; i < count; ++i) first_free = std::max(first_free, moves[i].target + 1);
+    const int first_free = close_gaps(moves, count);
     if (report_fd < first_free) {
         std::string message = "the exec report pipe lies among the child's descriptors";
         (void)!write(report_fd, message.data(), message.size());
         _exit(127);
-    }
-    for (int fd = 3; fd < first_free; ++fd) {  // the gaps between the targets
-        bool target = false;
-        for (int i = 0; i < count; ++i) target = target || moves[i].target == fd;
-        if (!target) ::close(fd);
     }
     close_descriptors(first_free, static_cast<unsigned>(report_fd) - 1);
     close_descriptors(report_fd + 1, ~0u);
@@ -407,14 +416,7 @@ bool arrange_descriptors(const DescriptorMove* moves, int count) {
 }
 
 void close_all_but_targets(const DescriptorMove* moves, int count) {
-    int first_free = 3;
-    for (int i = 0; i < count; ++i) first_free = std::max(first_free, moves[i].target + 1);
-    for (int fd = 3; fd < first_free; ++fd) {
-        bool target = false;
-        for (int i = 0; i < count; ++i) target = target || moves[i].target == fd;
-        if (!target) ::close(fd);
-    }
-    close_descriptors(first_free, ~0u);
+    close_descriptors(close_gaps(moves, count), ~0u);
 }
 
 std::string find_program(const std::string& program) {
