@@ -75,6 +75,11 @@ bool JudgeLink::launch(const LearnerStart& how, std::string* why) {
 }
 
 bool JudgeLink::start(const LearnerStart& how, std::string* why) {
+    return ready(how, why) && load(how, why);
+}
+
+bool JudgeLink::ready(const LearnerStart& how, std::string* why) {
+    if (state_.ready) return true;
     if (pid_ <= 0 && !launch(how, why)) return false;
     wire::Message m;
     if (!receive(m) || m.kind != wire::Kind::Ready) {
@@ -96,8 +101,12 @@ bool JudgeLink::start(const LearnerStart& how, std::string* why) {
         return false;
     }
     // A timed check: from here on the judge waits for the learner's replies without sleeping.
-    spin_ = how.probes > 0;
-    if (!probe(how, why)) return false;
+    spin_ = how.probes > 0 || how.spin;
+    return probe(how, why);
+}
+
+bool JudgeLink::load(const LearnerStart& how, std::string* why) {
+    wire::Message m;
     wire::Message load;
     load.kind = wire::Kind::Load;
     wire::set_text(load, how.symbol);
@@ -155,8 +164,9 @@ bool JudgeLink::lend(lend::Loan& loan, std::string* why, std::uint32_t* id,
         reap(false);
         return false;
     }
-    if (loan.fd >= 0) ::close(loan.fd);
-    loan.fd = -1;
+    // The descriptor stays the loan's (lend::release closes it): the reference's process, timed
+    // apart from the learner's (runner/timing.h), and each learner's process after the first are
+    // lent the same allocation.
     awaiting_.push_back(m.loan);
     lent_.push_back({loan.address, loan.bytes, m.loan});
     if (id) *id = m.loan;
@@ -304,7 +314,7 @@ void JudgeLink::finish(double grace_seconds) {
         ::close(socket_);
         socket_ = -1;
     }
-    if (pid_ <= 0 || state_.ended) return;
+    if (pid_ <= 0 || group_ended_) return;
     const auto until =
         std::chrono::steady_clock::now() + std::chrono::duration<double>(grace_seconds);
     while (!state_.ended && std::chrono::steady_clock::now() < until) {
@@ -316,6 +326,10 @@ void JudgeLink::finish(double grace_seconds) {
         ::kill(pid_, SIGKILL);
         reap(true);
     }
+    // Whatever it started in its group (a child that forked off) ends with it: no process of
+    // the learner's outlives it, on the GPU (the reference is timed with none there) or off.
+    ::kill(-pid_, SIGKILL);
+    group_ended_ = true;
 }
 
 bool JudgeLink::locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const {

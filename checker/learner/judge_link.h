@@ -38,6 +38,9 @@ struct LearnerStart {
     // Inside the judge's clock, after each probe's Returned (as after a call's: the judge's turn
     // on the GPU, runner/timing.h gpu_turn).
     std::function<void()> after_probe;
+    // Replies are waited for without sleeping (as in a timed check with probes) even without
+    // probes: a process started for timing alone (runner/timing.h, Apart).
+    bool spin = false;
 };
 
 // How a learner's process ended or stands, as the judge saw it.
@@ -78,7 +81,13 @@ class JudgeLink : public kit::remote::Lender {
     // name goes with Load. False when it did not get there: state() says whether it ended (the
     // learner's code, once Ready was said) or refused.
     bool start(const LearnerStart& how, std::string* why);
-    // Lends `loan` (made with lend::make): its descriptor travels, then is closed here. `id`
+    // start() in two: ready() launches it (unless launched), waits for Ready (its CUDA context
+    // made) and makes the probes; load() has it load the object. Between the two it runs nothing
+    // but the checker's own code.
+    bool ready(const LearnerStart& how, std::string* why);
+    bool load(const LearnerStart& how, std::string* why);
+    // Lends `loan` (made with lend::make): a copy of its descriptor travels (the loan keeps its
+    // own, for other processes; lend::release closes it). `id`
     // (when given) gets the loan's number; `marks` (the emulator's, emu_codec.h) go with it.
     // The learner's reply (Mapped) is not waited for here: it comes before the next call's
     // (no round trip a loan), and a loan it could not map fails that call (Returned::unmapped).
@@ -146,6 +155,7 @@ class JudgeLink : public kit::remote::Lender {
     void reap(bool wait);
     int socket_ = -1;
     pid_t pid_ = -1;
+    bool group_ended_ = false;  // finish() has killed what was left of its process group
     // A timed check (LearnerStart::probes): replies are waited for without sleeping, for up to
     // wire::kSpinSeconds each (wire::wait_readable), then in recv.
     bool spin_ = false;

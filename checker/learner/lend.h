@@ -18,7 +18,8 @@
 
 namespace cudalings::lend {
 
-// The judge's side: one allocation, mapped here, and its descriptor (owned; -1 once sent).
+// The judge's side: one allocation, mapped here, and its descriptor (owned until release: each
+// process it is lent to gets a copy).
 struct Loan {
     std::uintptr_t address = 0;
     std::size_t bytes = 0;  // rounded up to the granularity
