@@ -282,6 +282,10 @@ struct Route {
 Route*& current_route();
 // The `fn` that stands for the learner's entry point when it lives in another process.
 void* learner_entry();
+// The same for the reference's entry point, timed in a process of its own (runner/timing.h):
+// its route, and the `fn` that stands for it.
+Route*& reference_route();
+void* reference_entry();
 
 // Small host arrays a problem passes to its entry point (stencil weights): they travel with a
 // call to the learner's process, copied into the message.
@@ -289,7 +293,8 @@ using HostBlocks = std::vector<std::pair<const void*, std::size_t>>;
 
 // What Problem::entry returns: called like the entry point itself. With the learner's step in
 // this process, a plain call; with the learner's step in its own (fn == learner_entry()),
-// the arguments packed and sent along the process's route (above).
+// the arguments packed and sent along the process's route (above); the reference's likewise
+// (fn == reference_entry(), along reference_route()).
 template <typename Fn>
 class Invoker;
 
@@ -298,11 +303,15 @@ class Invoker<R (*)(A...)> {
   public:
     Invoker(void* fn, const HostBlocks& host) : fn_(fn), host_(host) {}
     R operator()(A... args) const {
-        if (fn_ != learner_entry()) return reinterpret_cast<R (*)(A...)>(fn_)(args...);
+        const bool learners = fn_ == learner_entry();
+        if (!learners && fn_ != reference_entry())
+            return reinterpret_cast<R (*)(A...)>(fn_)(args...);
         static_assert(std::is_same_v<R, cudaError_t>, "an entry point returns cudaError_t");
-        Route* route = current_route();
+        Route* route = learners ? current_route() : reference_route();
         if (!route || !route->lender || !route->send)
-            throw RemoteCallError("a call for the learner's process with no route to it");
+            throw RemoteCallError(std::string("a call for the ") +
+                                  (learners ? "learner's" : "reference's") +
+                                  " process with no route to it");
         const WithHost lender(*route->lender, host_);
         return route->send(Signature<R (*)(A...)>::pack(route->symbol.c_str(), lender, args...));
     }

@@ -251,7 +251,7 @@ CaseResult Driver::run_case(int index, const kit::Case& c, void* fn, kit::u64 se
 
 cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* reference,
                                           kit::u64 seed, std::size_t l2_bytes,
-                                          const std::function<void()>& tick) {
+                                          const std::function<void()>& tick, const Apart* apart) {
     kit::Setup setup;
     setup.stream = stream_;
     setup.seed = seed;
@@ -266,7 +266,9 @@ cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* re
     run.problem().expect();
     poison(run.problem());
     dev::sync_device();
-    PairTiming t = time_pair(run, stream_, l2_bytes, reference != nullptr, tick);
+    // The reference in a process of its own (Apart) is timed on the learner's buffers only.
+    PairTiming t = time_pair(run, stream_, l2_bytes, reference != nullptr, tick,
+                             setup.spare ? nullptr : apart);
     cudalings::TimingResult out;
     out.column = c.column;
     out.name = c.label();
@@ -289,6 +291,12 @@ cudalings::TimingResult Driver::time_case(const kit::Case& c, void* fn, void* re
     out.host_overhead_iqr_us = t.host_overhead_iqr_us;
     out.flush_us = t.flush_us;
     out.flush_before_us = t.flush_before_us;
+    out.reference_host_median_us = t.reference_host.median;
+    out.reference_before_us = t.reference_before_us;
+    out.reference_after_us = t.reference_after_us;
+    out.reference_drift = t.reference_drift;
+    out.learner_phases = t.learner_phases;
+    out.others_on_gpu = t.others_on_gpu;
     out.warmup_ms = t.warmup_ms;
     out.sampling_ms = t.sampling_ms;
     out.untimed_ms = t.untimed_ms;

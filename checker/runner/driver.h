@@ -55,8 +55,10 @@ class Driver {
                                               bool sampled_values,
                                               const std::function<void()>& at_call);
     // Times `fn` (and `reference`, when not null) on a timed case.
+    // `apart` (the judge split): the reference's calls in a process of its own (timing.h).
     cudalings::TimingResult time_case(const kit::Case& c, void* fn, void* reference, kit::u64 seed,
-                                      std::size_t l2_bytes, const std::function<void()>& tick);
+                                      std::size_t l2_bytes, const std::function<void()>& tick,
+                                      const Apart* apart = nullptr);
 
     // One call of `fn` on a timed case for a profiler (timing.h, profile_call).
     cudalings::ProfileCallEvent profile_case(const kit::Case& c, void* fn, kit::u64 seed,

@@ -37,10 +37,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #ifndef CUDALINGS_EMULATOR
 #include <cuda_profiler_api.h>
+
+#include "gpu_processes.h"
 #endif
 
 #include "../core/course/hash.h"
@@ -290,20 +293,33 @@ constexpr int kClockProbes = 25;
 // that its CUDA context is made while this process makes its own and the step is still being
 // built; start_learner() takes it from here.
 std::unique_ptr<runner::Split> early_learner;
+// A timed check with a reference: the reference's process (the same program, the solution's
+// object), started at the same time, timed apart from the learner's (runner/timing.h, Apart).
+std::unique_ptr<runner::Split> early_reference;
 
 void launch_learner_early(int argc, char** argv) {
     runner::Split::Start how;
-    for (int i = 2; i + 1 < argc; ++i) {
+    std::string reference;
+    bool timed = false;
+    for (int i = 2; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--time") timed = true;
+        if (i + 1 >= argc) continue;
         if (a == "--learner") how.learner = argv[i + 1];
         if (a == "--step") how.step = argv[i + 1];
         if (a == "--shims") how.shims = argv[i + 1];
+        if (a == "--reference") reference = argv[i + 1];
         if (a == "--exact-inputs") return;  // refused below, with the usage
     }
     if (how.learner.empty() || how.step.empty() || how.shims.empty()) return;
     early_learner = std::make_unique<runner::Split>();
     std::string why;
     if (!early_learner->launch(how, &why)) early_learner.reset();  // start_learner tries again
+    if (timed && !reference.empty()) {
+        how.step = reference;
+        early_reference = std::make_unique<runner::Split>(runner::Split::Role::Reference);
+        if (!early_reference->launch(how, &why)) early_reference.reset();
+    }
 }
 
 int start_learner(const CheckArgs& args, LoadedStep& out) {
@@ -612,6 +628,85 @@ bool learner_usable(const LoadedStep& step) {
     return context_usable();
 }
 
+#ifndef CUDALINGS_EMULATOR
+// The reference's process of a timed check through the judge split (launched early with the
+// learner's): ready, its object loaded, the route of the reference's calls. Null (with a
+// warning: the step is then timed without a reference) when it did not get there.
+std::unique_ptr<runner::Split> start_reference(const CheckArgs& args, const LoadedStep& step) {
+    std::unique_ptr<runner::Split> r =
+        early_reference ? std::move(early_reference)
+                        : std::make_unique<runner::Split>(runner::Split::Role::Reference);
+    runner::Split::Start how;
+    how.learner = args.learner;
+    how.step = args.reference;
+    how.shims = args.shims;
+    how.symbol = step.problem->symbol;
+    how.spin = true;
+    std::string why;
+    bool fault = false;
+    if (!r->start(how, &why, &fault)) {
+        emit_message("warning", "reference: its process did not start: " + why);
+        return nullptr;
+    }
+    return r;
+}
+
+// Processes on the GPU that are none of the judge's own, -1 when NVML cannot tell: this one, the
+// reference's, and a learner's process whose object is not loaded (started for the next phase:
+// it may have made its context or not yet).
+int others_on_gpu(const LoadedStep& step) {
+    const int n = runner::compute_processes_on_gpu();
+    if (n < 2) return -1;  // a list missing some of ours cannot be trusted
+    const bool idle_learner =
+        step.split && !step.split->loaded() && !step.split->state().ended;
+    return std::max(0, n - 2 - (idle_learner ? 1 : 0));
+}
+
+// The learner's side of Apart: each learner phase in a fresh process, started (making its CUDA
+// context) while the reference is timed, its object loaded only once that phase is over.
+runner::Apart apart_from(const CheckArgs& args, LoadedStep& step) {
+    runner::Apart a;
+    runner::Split::Start how;
+    how.learner = args.learner;
+    how.step = args.step;
+    how.shims = args.shims;
+    how.symbol = step.problem->symbol;
+    how.spin = true;
+    a.learner_away = [how, &step] {
+        if (step.split && !step.split->loaded() && !step.split->state().ended) return;
+        const kit::remote::Route figures = step.split->route();
+        step.split->finish();
+        // The ended process's context goes with it, in the driver, soon after: wait for that (at
+        // most a second) before the next one starts, so that the count tells them apart.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+        while (runner::compute_processes_on_gpu() > 2 && std::chrono::steady_clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        auto next = std::make_unique<runner::Split>();
+        next->take_clock_figures(figures);
+        std::string why;
+        if (!next->launch(how, &why))
+            throw dev::Error(cudaErrorUnknown, "the learner's next process did not start: " + why);
+        step.split = std::move(next);
+    };
+    a.learner_back = [how, &step] {
+        std::string why;
+        bool fault = false;
+        if (!step.split->ready(how, &why))
+            throw dev::Error(cudaErrorUnknown, "the learner's next process did not start: " + why);
+        if (!step.split->load(how, &why, &fault)) {
+            const cudalings::LearnerState& st = step.split->state();
+            throw runner::LearnerGone{
+                fault ? why : "the process running your code for its timing did not load it: " +
+                                  why,
+                cudalings::describe_exit(st.signal, st.exit_code)};
+        }
+        step.split->on_returning([] { emit_event("call_end"); });
+    };
+    a.others_on_gpu = [&step] { return others_on_gpu(step); };
+    return a;
+}
+#endif
+
 int check(const CheckArgs& args) {
     LoadedStep step;
     if (int code = load_step(args, step, !args.exact_inputs); code >= 0) return code;
@@ -620,7 +715,9 @@ int check(const CheckArgs& args) {
     cudaStream_t stream = step.stream;
     void* fn = step.fn;
     void* reference = nullptr;
-    if (!args.reference.empty()) {
+    // Through the judge split the reference is timed in a process of its own (start_reference,
+    // once the cases have passed); in this process only when the learner's step is here too.
+    if (!args.reference.empty() && !step.split) {
         std::string ref_error;
         reference = load_symbol(args.reference, problem->symbol.c_str(), &ref_error);
         if (!reference) emit_message("warning", "reference: " + ref_error);
@@ -775,10 +872,25 @@ int check(const CheckArgs& args) {
 #endif
     if (args.time && args.first_case == 0 && all_passed) {
         emit_event("timing_start");
+#ifndef CUDALINGS_EMULATOR
+        std::unique_ptr<runner::Split> reference_process;
+        runner::Apart apart;
+        if (step.split && !args.reference.empty()) {
+            reference_process = start_reference(args, step);
+            if (reference_process) {
+                reference = kit::remote::reference_entry();
+                apart = apart_from(args, step);
+            }
+        }
+        const runner::Apart* timed_apart = reference_process ? &apart : nullptr;
+#else
+        const runner::Apart* timed_apart = nullptr;
+#endif
         try {
             for (const kit::Case& c : driver.timed_cases(args.timed_size)) {
                 emit(event_json(driver.time_case(c, fn, reference, args.seed ^ 0x7157ull,
-                                                 props.l2_bytes, [] { emit_event("tick"); })));
+                                                 props.l2_bytes, [] { emit_event("tick"); },
+                                                 timed_apart)));
             }
         } catch (const runner::LearnerError& e) {
             emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));

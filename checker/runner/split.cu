@@ -3,6 +3,7 @@
 #include "supervise.h"
 #include "timing.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -36,7 +37,57 @@ std::string fault_reason(const cudalings::JudgeLink::Returned& r, const std::str
 }
 }  // namespace
 
-Split::~Split() { finish(); }
+void* LentMemory::allocate(std::size_t bytes) {
+    lend::Loan loan;
+    std::string why;
+    if (!lend::make(bytes, loan, &why))
+        throw dev::Error(cudaErrorMemoryAllocation,
+                         "device memory the learner's process can "
+                         "map (" +
+                             std::to_string(bytes) + " bytes): " + why);
+    held_[loan.address] = loan;
+    return reinterpret_cast<void*>(loan.address);
+}
+
+void LentMemory::release(void* p) noexcept {
+    auto it = held_.find(reinterpret_cast<std::uintptr_t>(p));
+    if (it == held_.end()) return;
+    for (Split* s : callers_) s->taken_back(it->first);
+    lend::release(it->second);
+    held_.erase(it);
+}
+
+lend::Loan* LentMemory::find(const void* p, std::uint64_t& offset) {
+    const auto a = reinterpret_cast<std::uintptr_t>(p);
+    auto it = held_.upper_bound(a);
+    if (it == held_.begin()) return nullptr;
+    --it;
+    if (a >= it->second.address + it->second.bytes) return nullptr;
+    offset = a - it->second.address;
+    return &it->second;
+}
+
+void LentMemory::watch(Split* s) { callers_.push_back(s); }
+
+void LentMemory::unwatch(Split* s) {
+    callers_.erase(std::remove(callers_.begin(), callers_.end(), s), callers_.end());
+}
+
+LentMemory& lent_memory() {
+    static LentMemory memory;
+    return memory;
+}
+
+Split::Split(Role role) : role_(role) { lent_memory().watch(this); }
+
+Split::~Split() {
+    finish();
+    lent_memory().unwatch(this);
+}
+
+kit::remote::Route*& Split::global_route() const {
+    return role_ == Role::Learner ? kit::remote::current_route() : kit::remote::reference_route();
+}
 
 namespace {
 cudalings::LearnerStart learner_start(const Split::Start& how) {
@@ -49,6 +100,7 @@ cudalings::LearnerStart learner_start(const Split::Start& how) {
     s.probes = how.probes;
     s.before_probe = how.before_probe;
     s.after_probe = how.after_probe;
+    s.spin = how.spin;
     return s;
 }
 }  // namespace
@@ -59,6 +111,11 @@ bool Split::launch(const Start& how, std::string* why) {
 }
 
 bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
+    *learner_fault = false;
+    return ready(how, why) && load(how, why, learner_fault);
+}
+
+bool Split::ready(const Start& how, std::string* why) {
     cudalings::LearnerStart s = learner_start(how);
     // Under the emulator: its device memory, shared (the learner's descriptor 4); on a GPU each
     // loan travels as a descriptor of its own (-1 here). A process launched early has none.
@@ -66,15 +123,7 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
         s.shared_memory = lend::shared_memory(why);
         if (s.shared_memory < 0 && why && !why->empty()) return false;
     }
-    *learner_fault = false;
-    if (!link_.start(s, why)) {
-        const cudalings::LearnerState& st = link_.state();
-        // Ready was said and Loaded was not: the learner's code (a constructor) ended it.
-        *learner_fault = st.ready && !st.loaded && st.ended && st.message.empty();
-        if (*learner_fault && why) *why = ended();
-        return false;
-    }
-    step_ = how.step;
+    if (!link_.ready(s, why)) return false;
     if (const std::vector<double>& o = link_.state().probe_overheads_us; !o.empty()) {
         const cudalings::Summary overhead = cudalings::summarize(o);
         route_.overhead_us = overhead.median;
@@ -82,61 +131,57 @@ bool Split::start(const Start& how, std::string* why, bool* learner_fault) {
     }
     if (const std::vector<double>& c = link_.state().probe_canary_us; !c.empty())
         route_.canary_us = cudalings::summarize(c).median;
+    return true;
+}
+
+bool Split::load(const Start& how, std::string* why, bool* learner_fault) {
+    *learner_fault = false;
+    if (!link_.load(learner_start(how), why)) {
+        const cudalings::LearnerState& st = link_.state();
+        // Ready was said and Loaded was not: the learner's code (a constructor) ended it.
+        *learner_fault = st.ready && !st.loaded && st.ended && st.message.empty();
+        if (*learner_fault && why) *why = ended();
+        return false;
+    }
+    step_ = how.step;
     route_.symbol = how.symbol;
     route_.lender = this;
     route_.send = [this](const kit::remote::CallMessage& m) { return send(m); };
-    kit::remote::current_route() = &route_;
-    dev::set_lendable_memory(this);
+    global_route() = &route_;
+    dev::set_lendable_memory(&lent_memory());
     started_ = true;
     return true;
 }
 
 void Split::finish() {
-    if (!started_) return;
+    if (started_ && global_route() == &route_) global_route() = nullptr;
     started_ = false;
-    kit::remote::current_route() = nullptr;
     link_.finish();
 }
 
-void* Split::allocate(std::size_t bytes) {
-    lend::Loan loan;
-    std::string why;
-    if (!lend::make(bytes, loan, &why))
-        throw dev::Error(cudaErrorMemoryAllocation,
-                         "device memory the learner's process can "
-                         "map (" +
-                             std::to_string(bytes) + " bytes): " + why);
-    held_[loan.address].loan = loan;
-    return reinterpret_cast<void*>(loan.address);
-}
-
-void Split::release(void* p) noexcept {
-    auto it = held_.find(reinterpret_cast<std::uintptr_t>(p));
-    if (it == held_.end()) return;
-    if (it->second.lent) link_.unlend(it->second.id);
-    lend::release(it->second.loan);
-    held_.erase(it);
+void Split::taken_back(std::uintptr_t address) {
+    auto it = lent_.find(address);
+    if (it == lent_.end()) return;
+    link_.unlend(it->second);
+    lent_.erase(it);
 }
 
 bool Split::locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const {
-    const auto a = reinterpret_cast<std::uintptr_t>(p);
-    auto it = held_.upper_bound(a);
-    if (it == held_.begin()) return false;
-    --it;
-    Held& h = it->second;
-    if (a >= h.loan.address + h.loan.bytes) return false;
-    if (!h.lent) {
+    lend::Loan* held = lent_memory().find(p, offset);
+    if (!held) return false;
+    auto it = lent_.find(held->address);
+    if (it == lent_.end()) {
         std::string why;
         const std::string marks =
-            emulated_.marks ? emulated_.marks(reinterpret_cast<const void*>(h.loan.address)) : "";
-        if (!link_.lend(h.loan, &why, &h.id, marks))
+            emulated_.marks ? emulated_.marks(reinterpret_cast<const void*>(held->address)) : "";
+        std::uint32_t id = 0;
+        if (!link_.lend(*held, &why, &id, marks))
             throw LearnerGone{
                 link_.state().ended ? ended() : "it did not map a buffer it was lent: " + why,
                 end_reason()};
-        h.lent = true;
+        it = lent_.emplace(held->address, id).first;
     }
-    loan = h.id;
-    offset = a - h.loan.address;
+    loan = it->second;
     return true;
 }
 

@@ -27,9 +27,35 @@ struct LearnerGone {
     std::string reason;  // as an ended runner's is worded: "exit code 1", "SIGSEGV"
 };
 
-class Split : public kit::remote::Lender, public dev::LendableMemory {
+class Split;
+
+// The judge's device memory, made so that the processes its calls are made in can map it
+// (learner/lend.h): every buffer of the checks while a step runs in another process. A buffer is
+// lent to each process the first time one of its calls names it, and taken back from every
+// process when the judge frees it.
+class LentMemory : public dev::LendableMemory {
   public:
-    Split() = default;
+    void* allocate(std::size_t bytes) override;
+    void release(void* p) noexcept override;
+    // The allocation holding `p` (null when none) and p's offset in it.
+    cudalings::lend::Loan* find(const void* p, std::uint64_t& offset);
+    // The processes told when a loan goes (Split registers itself).
+    void watch(Split* s);
+    void unwatch(Split* s);
+
+  private:
+    std::map<std::uintptr_t, cudalings::lend::Loan> held_;  // by address
+    std::vector<Split*> callers_;
+};
+// This process's one LentMemory.
+LentMemory& lent_memory();
+
+// One process the judge's calls are made in: the learner's (its object), or the reference's
+// (the solution's object, timed in a process of its own: runner/timing.h).
+class Split : public kit::remote::Lender {
+  public:
+    enum class Role { Learner, Reference };
+    explicit Split(Role role = Role::Learner);
     ~Split() override;
     Split(const Split&) = delete;
     Split& operator=(const Split&) = delete;
@@ -41,11 +67,16 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
         int probes = 0;
         std::function<double()> before_probe;
         std::function<void()> after_probe;  // inside the judge's clock (timing.h, gpu_turn)
+        bool spin = false;  // no sleeping for replies without probes too (a timing's process)
     };
     // Starts the learner's process early (on a GPU: before this process creates its own CUDA
     // context, so both contexts are made at once, and while the step is still being built). Its
     // Ready waits on the socket until start(). False with `why` when no process was started.
     bool launch(const Start& how, std::string* why);
+    // start() in two: ready() waits for the process's Ready (its CUDA context made) and its
+    // probes; load() has it load the object and makes this process the route of its calls.
+    bool ready(const Start& how, std::string* why);
+    bool load(const Start& how, std::string* why, bool* learner_fault);
     // Starts the learner's process (unless launched) and makes this process the route of every
     // call of the learner's entry point. False with `why` when the learner's process did not get as
     // far as Loaded; `learner_fault` then says whether the learner's code ended it (after Ready).
@@ -53,9 +84,8 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
     // Says Quit and waits for the learner's process.
     void finish();
 
-    // dev::LendableMemory
-    void* allocate(std::size_t bytes) override;
-    void release(void* p) noexcept override;
+    // LentMemory: the loan at `address` goes (the process unmaps it).
+    void taken_back(std::uintptr_t address);
     // kit::remote::Lender: lends the allocation holding `p` now if it is not lent yet.
     bool locate(const void* p, std::uint32_t& loan, std::uint64_t& offset) const override;
 
@@ -83,18 +113,23 @@ class Split : public kit::remote::Lender, public dev::LendableMemory {
     // Whether the learner's context still works after the last call (no sticky error).
     bool learner_context_ok() const { return context_ok_; }
     const cudalings::LearnerState& state() const { return link_.state(); }
+    bool loaded() const { return started_; }
+    // The round trip's figures (the probes before load), for a process started without probes.
+    const kit::remote::Route& route() const { return route_; }
+    void take_clock_figures(const kit::remote::Route& from) {
+        route_.overhead_us = from.overhead_us;
+        route_.overhead_iqr_us = from.overhead_iqr_us;
+        route_.canary_us = from.canary_us;
+    }
 
   private:
     cudaError_t send(const kit::remote::CallMessage& m);
     std::string ended() const;
     std::string end_reason() const;
-    struct Held {
-        cudalings::lend::Loan loan;
-        bool lent = false;
-        std::uint32_t id = 0;
-    };
+    kit::remote::Route*& global_route() const;
+    Role role_;
     mutable cudalings::JudgeLink link_;
-    mutable std::map<std::uintptr_t, Held> held_;  // by address
+    mutable std::map<std::uintptr_t, std::uint32_t> lent_;  // loans lent to it: their numbers
     kit::remote::Route route_;
     Emulated emulated_;
     bool started_ = false, context_ok_ = true;

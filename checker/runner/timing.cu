@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -99,9 +101,9 @@ struct Sample {
 };
 
 Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream_t s,
-                bool remote = false) {
-    // A call made in the learner's process (the judge split): its own events are the times,
-    // this process's host clock around the whole round trip their cross-check.
+                const kit::remote::Route* remote = nullptr) {
+    // A call made in the learner's process (the judge split), or the reference's: its own events
+    // are the times, this process's host clock around the whole round trip their cross-check.
     if (remote) {
         // No work of this process's before it: another context's events would make the GPU
         // switch between the two processes inside the learner's round trip. After it, this
@@ -114,9 +116,8 @@ Sample time_one(const std::function<cudaError_t(cudaStream_t)>& call, cudaStream
         Sample sample;
         sample.host_us =
             std::chrono::duration<double, std::micro>(Clock::now() - host_start).count();
-        const kit::remote::Route& route = *kit::remote::current_route();
-        sample.on_stream_us = route.on_stream_us;
-        sample.whole_device_us = route.whole_device_us;
+        sample.on_stream_us = remote->on_stream_us;
+        sample.whole_device_us = remote->whole_device_us;
         return sample;
     }
     dev::Event start, end, after_sync;
@@ -155,11 +156,168 @@ double ms_since(Clock::time_point t) {
 
 }  // namespace
 
+namespace {
+
+// One side of the judge split's reference timing, alone on the GPU: warm-up, then samples until
+// the stop rule, each after the same untimed work as every timed call (the round's fresh inputs,
+// poisoned outputs, a cold L2) and followed by the same verification (the reference's outputs
+// are judged too: the same work between its calls as between the learner's).
+struct Phase {
+    Samples samples;
+    cudalings::StopReason stop = cudalings::StopReason::Continue;
+    std::vector<double> flushes;  // the canary's times (L2Flush::run)
+    int warm_rounds = 0;
+    double warm_ms = 0, sampling_ms = 0, untimed_ms = 0;
+    bool verified = true, refreshed = false;
+    int failed_sample = -1;
+    kit::Outcome failure;
+};
+
+Phase time_phase(TimedRun& run, bool reference, cudaStream_t s, L2Flush& flush,
+                 const std::function<void()>& tick) {
+    Phase p;
+    const kit::remote::Route* route =
+        reference ? kit::remote::reference_route() : kit::remote::current_route();
+    auto call = [&](cudaStream_t st) { return reference ? run.reference(st) : run.learner(st); };
+    const auto warm_start = Clock::now();
+    std::vector<double> warm;
+    while (true) {
+        warm.push_back(time_one(call, s, route).on_stream_us);
+        if (tick) tick();
+        if (cudalings::warmed_up(warm)) break;
+        const auto spent = Clock::now() - warm_start;
+        if (spent > std::chrono::milliseconds(100) &&
+            (warm.size() >= 3 || spent > std::chrono::seconds(2)))
+            break;
+    }
+    p.warm_ms = ms_since(warm_start);
+    p.warm_rounds = static_cast<int>(warm.size());
+    cudalings::StopRule rule;
+    rule.min_samples = 10;
+    rule.max_samples = 200;
+    rule.target_spread = 0.01;
+    rule.max_seconds = 3.0;
+    const auto start = Clock::now();
+    while (true) {
+        const double spent = std::chrono::duration<double>(Clock::now() - start).count();
+        p.stop = cudalings::should_stop(rule, p.samples.on_stream, spent);
+        if (p.stop != cudalings::StopReason::Continue) break;
+        if (spent > 4 * rule.max_seconds && p.samples.on_stream.size() >= 3) {
+            p.stop = cudalings::StopReason::TimeCap;
+            break;
+        }
+        // The same inputs for the k-th call of either side.
+        const std::uint64_t inputs_seed = 0x5eed0000ull + p.samples.on_stream.size();
+        auto untimed = Clock::now();
+        p.refreshed = run.refresh(s, inputs_seed) || p.refreshed;
+        p.flushes.push_back(flush.run(s));
+        p.untimed_ms += ms_since(untimed);
+        p.samples.add(time_one(call, s, route));
+        untimed = Clock::now();
+        kit::Outcome check = run.verify_learner(s);
+        p.untimed_ms += ms_since(untimed);
+        if (!check.pass()) {
+            p.verified = false;
+            p.failed_sample = static_cast<int>(p.samples.on_stream.size()) - 1;
+            p.failure = check;
+            break;
+        }
+        if (tick) tick();
+    }
+    p.sampling_ms = ms_since(start);
+    return p;
+}
+
+double median_of(const Phase& p) { return cudalings::summarize(p.samples.times()).median; }
+
+PairTiming time_apart(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
+                      const std::function<void()>& tick, const Apart& apart) {
+    L2Flush flush(l2_bytes);
+    PairTiming t;
+    t.has_reference = true;
+    const auto begin = Clock::now();
+    auto others = [&] {
+        const int n = apart.others_on_gpu ? apart.others_on_gpu() : -1;
+        t.others_on_gpu = std::max(t.others_on_gpu, n);
+    };
+    // Reference, learner, reference; once more learner and reference when the two reference
+    // phases disagree by more than 1% (clocks or temperature moved): then the last three count.
+    apart.learner_away();
+    others();
+    Phase before = time_phase(run, true, s, flush, tick);
+    others();
+    Phase mine, after;
+    for (int round = 0; round < 2; ++round) {
+        apart.learner_back();
+        // The judge's clock figures of the learner's process (its probes before load); the route
+        // is gone with the process once learner_away has ended it.
+        const kit::remote::Route& route = *kit::remote::current_route();
+        t.host_overhead_us = route.overhead_us;
+        t.host_overhead_iqr_us = route.overhead_iqr_us;
+        t.flush_before_us = route.canary_us;
+        mine = time_phase(run, false, s, flush, tick);
+        ++t.learner_phases;
+        apart.learner_away();
+        if (!mine.verified) break;
+        others();
+        after = time_phase(run, true, s, flush, tick);
+        others();
+        const double a = median_of(before), b = median_of(after);
+        t.reference_drift = std::abs(a - b) / std::max(1e-9, std::min(a, b));
+        if (t.reference_drift <= 0.01) break;
+        if (round == 0) before = std::move(after);
+    }
+    t.warmup_ms = mine.warm_ms;
+    t.warmup_rounds = mine.warm_rounds;
+    t.sampling_ms = ms_since(begin) - t.warmup_ms;
+    t.untimed_ms = mine.untimed_ms;
+    t.refreshed = mine.refreshed;
+    t.verified = mine.verified;
+    t.failed_sample = mine.failed_sample;
+    t.failure = mine.failure;
+    t.learner.summary = cudalings::summarize(mine.samples.times());
+    t.learner.stop = cudalings::describe(mine.stop);
+    t.learner_host = cudalings::summarize(mine.samples.host);
+    t.outside_stream = mine.samples.outside();
+    t.flush_us = cudalings::summarize(mine.flushes).median;
+    if (!mine.verified) return t;
+    // The reference's time: both phases' samples together.
+    Samples both = before.samples;
+    for (std::size_t i = 0; i < after.samples.on_stream.size(); ++i)
+        both.add({after.samples.on_stream[i], after.samples.whole_device[i],
+                  after.samples.host[i]});
+    t.reference.summary = cudalings::summarize(both.times());
+    t.reference.stop = cudalings::describe(after.stop);
+    t.reference_host = cudalings::summarize(both.host);
+    t.reference_before_us = median_of(before);
+    t.reference_after_us = median_of(after);
+    if (t.outside_stream)
+        t.note =
+            "work was still running after your stream finished (another stream?): the time "
+            "counts until the whole device was idle";
+    else if (t.reference_drift > 0.01) {
+        char drift[32];
+        std::snprintf(drift, sizeof drift, "%.1f%%", 100 * t.reference_drift);
+        t.note = std::string("the reference's time moved by ") + drift +
+                 " between its timings before and after yours (the GPU's clocks or "
+                 "temperature changed): the ratio is less certain than usual";
+    }
+    // The checker's own solution must compute the result: a wrong one is the checker's fault.
+    if (!before.verified || !after.verified)
+        throw dev::Error(cudaErrorUnknown, "the reference's timed output was wrong: " +
+                                               (before.verified ? after : before).failure.reason);
+    return t;
+}
+
+}  // namespace
+
 PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference,
-                     const std::function<void()>& tick) {
+                     const std::function<void()>& tick, const Apart* apart) {
+    // Apart: the learner's process of a later timed case may be one that is not loaded yet.
+    if (apart && with_reference) return time_apart(run, s, l2_bytes, tick, *apart);
     L2Flush flush(l2_bytes);
     // The judge split: the learner's calls are made in its own process (kit/remote_call.h).
-    const bool remote = kit::remote::current_route() != nullptr;
+    const kit::remote::Route* remote = kit::remote::current_route();
     auto learner = [&](cudaStream_t st) { return run.learner(st); };
     auto reference = [&](cudaStream_t st) { return run.reference(st); };
 
@@ -286,7 +444,7 @@ ProfiledCall profile_call(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
                           const std::function<void()>& begin, const std::function<void()>& end) {
     L2Flush flush(l2_bytes);
     // The judge split: the learner's calls are made in its own process (kit/remote_call.h).
-    const bool remote = kit::remote::current_route() != nullptr;
+    const kit::remote::Route* remote = kit::remote::current_route();
     auto learner = [&](cudaStream_t st) { return run.learner(st); };
     time_one(learner, s, remote);  // warm-up: the first launch's costs are paid outside the profile
     run.refresh(s, 0x5eed0000ull);

@@ -57,6 +57,13 @@ struct PairTiming {
     // of its wait. Always the same work: slower between the calls means other work on the GPU
     // (a kernel the learner's process left running).
     double flush_us = 0, flush_before_us = 0;
+    // Apart: the judge's host clock around the reference's calls (its process's events are the
+    // reference's times); the two reference phases' medians and how far apart they were; how
+    // many learner phases were made (2: the references disagreed the first time); the most
+    // processes beyond the judge's own seen on the GPU around a reference phase (-1: unknown).
+    cudalings::Summary reference_host;
+    double reference_before_us = 0, reference_after_us = 0, reference_drift = 0;
+    int learner_phases = 0, others_on_gpu = -1;
     // Where the time went (milliseconds): warm-up, the sampling loop, and the untimed work
     // inside it (fresh inputs, L2 flushes, verification).
     double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
@@ -65,8 +72,28 @@ struct PairTiming {
 
 // Throws LearnerError when a learner call fails.
 // `tick` is called after every sample (a heartbeat for the supervisor).
+// `apart` (the judge split, with a reference): the reference's calls are made in a process of its
+// own and timed in phases of their own, never while a process holding the learner's code exists:
+// reference, learner, reference (Apart below). Otherwise the two sides are interleaved.
+struct Apart;
 PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool with_reference,
-                     const std::function<void()>& tick = {});
+                     const std::function<void()>& tick = {}, const Apart* apart = nullptr);
+
+// The judge split's reference timing (docs/methodology.md): reference, learner, reference, each
+// side alone on the GPU. The reference's process (the solution's object, loaded by the same
+// program as the learner's) is timed the same way as the learner's: its events, the judge's
+// clock around each round trip. Before each reference phase no process with the learner's code
+// exists; the two reference medians must agree within 1%, or the learner's phase and a reference
+// phase are made once more.
+struct Apart {
+    // Ends the learner's process and has the next one ready (its CUDA context made, the learner's
+    // object not loaded): nothing of the learner's runs from then until learner_back.
+    std::function<void()> learner_away;
+    // Loads the learner's object in the process that learner_away made ready.
+    std::function<void()> learner_back;
+    // Processes on the GPU beyond the judge's own (NVML), -1 when it cannot tell.
+    std::function<int()> others_on_gpu;
+};
 
 // One timed call for a profiler (`cudalings profile`): a warm-up call, fresh inputs, a cold L2
 // (as before every timed sample), then the call alone between `begin` and `end` (the runner

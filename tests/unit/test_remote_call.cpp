@@ -125,13 +125,21 @@ TEST_CASE("the judge's own memory never travels, and a call for another signatur
     CHECK(Signature<Wider>::hash() != Signature<Other>::hash());
 }
 
-// The kit defines these two (checker/kit/problem.cu); this test links no kit.
+// The kit defines these (checker/kit/problem.cu); this test links no kit.
 namespace kit::remote {
 Route*& current_route() {
     static Route* route = nullptr;
     return route;
 }
 void* learner_entry() {
+    static char mark;
+    return &mark;
+}
+Route*& reference_route() {
+    static Route* route = nullptr;
+    return route;
+}
+void* reference_entry() {
     static char mark;
     return &mark;
 }
@@ -174,6 +182,23 @@ TEST_CASE("a problem's call goes to the learner's process only when its entry po
     CHECK(seen.in == loans.learner_in.data());
     CHECK(seen.out == loans.learner_out.data());
     CHECK(seen.weights == loans.weights);
+    // The reference's entry point goes along the reference's route, never the learner's.
+    CHECK_THROWS_AS(call(reference_entry()), RemoteCallError);
+    CHECK(sent == 1);
+    Route theirs = route;
+    int sent_theirs = 0;
+    theirs.symbol = "entry_point";
+    theirs.send = [&](const CallMessage& m) {
+        ++sent_theirs;
+        return Signature<Entry>::call(reinterpret_cast<void*>(&entry_point), m, loans);
+    };
+    reference_route() = &theirs;
+    seen = {};
+    CHECK(call(reference_entry()) == cudaErrorInvalidValue);
+    CHECK(sent == 1);
+    CHECK(sent_theirs == 1);
+    CHECK(seen.in == loans.learner_in.data());
+    reference_route() = nullptr;
     // A host array the problem did not share does not travel.
     host.clear();
     CHECK_THROWS_AS(call(learner_entry()), RemoteCallError);

@@ -28,6 +28,17 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
                  "returned, or another process using this GPU): the times cannot be trusted";
         return true;
     }
+    // The reference is timed only while no process of the learner's is on the GPU: one there
+    // then (a child the learner's code started, that outlived its process) or another user's.
+    if (t.others_on_gpu > 0) {
+        verdict = Verdict::Suspect;
+        reason = "another process was using this GPU while the reference was timed" + which +
+                 " (" + std::to_string(t.others_on_gpu) +
+                 " beyond the checker's own: a process your code started that outlived it, or "
+                 "another program on this GPU): the comparison cannot be trusted. Check again "
+                 "with the GPU to yourself";
+        return true;
+    }
     // Through the judge split the events are the learner's process's word, and the judge knows
     // its round trip's cost: the claim must match what its clock saw.
     const bool remote = t.host_overhead_us > 0;

@@ -112,6 +112,15 @@ struct TimingResult {
     // The judge split: the judge's own L2 flush between the calls, and before the learner's code
     // was loaded (medians, microseconds; runner/timing.h). 0 when not measured.
     double flush_us = 0, flush_before_us = 0;
+    // The judge split with a reference (runner/timing.h, Apart): the reference timed in a
+    // process of its own before and after the learner, never beside a process of the learner's.
+    // The judge's host clock around its calls; its two phases' medians and how far apart they
+    // were (a fraction); the learner phases made (2 when the first two references disagreed);
+    // the most processes beyond the checker's own on the GPU around a reference phase (NVML; -1
+    // unknown or not measured).
+    double reference_host_median_us = 0, reference_before_us = 0, reference_after_us = 0,
+           reference_drift = 0;
+    int learner_phases = 0, others_on_gpu = -1;
     // Where the time went (milliseconds): warm-up, sampling, and the untimed work inside it.
     double warmup_ms = 0, sampling_ms = 0, untimed_ms = 0;
     int warmup_rounds = 0;
@@ -240,7 +249,9 @@ CUDALINGS_JSON(CaseResult, index, name, n, size, rows, cols, verdict, reason, de
 CUDALINGS_JSON(TimingSide, present, median_us, p25_us, p75_us, min_us, samples, stop)
 CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, fp32_ops, learner, reference,
                note, verified, failed_sample, failure, outside_stream, refreshed, host_median_us,
-               host_overhead_us, host_overhead_iqr_us, flush_us, flush_before_us, warmup_ms,
+               host_overhead_us, host_overhead_iqr_us, flush_us, flush_before_us,
+               reference_host_median_us, reference_before_us, reference_after_us, reference_drift,
+               learner_phases, others_on_gpu, warmup_ms,
                sampling_ms, untimed_ms, warmup_rounds, copy_gbps, fp32_gflops)
 CUDALINGS_JSON(ProbeEvent, gpus, name, arch, uuid, error, message, sms, l2_bytes, memory_bytes,
                driver, runtime)
