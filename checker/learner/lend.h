@@ -3,8 +3,9 @@
 // descriptor, which travels over the judge's socket (wire.h) and is imported and mapped on the
 // other side. A descriptor is a capability: the learner maps what it was sent and nothing else,
 // across PID and user namespaces (the grading sandbox). The legacy IPC API (cudaIpcGetMemHandle)
-// is not used: anything of the same user that learns a handle's bytes can open it. Sizes are rounded up to the allocation granularity
-// (2 MiB on the GPUs measured), so a guard zone inside a loan stays where the judge put it.
+// is not used: anything of the same user that learns a handle's bytes can open it. Sizes are
+// rounded up to the allocation granularity (2 MiB on the GPUs measured), so a guard zone inside a
+// loan stays where the judge put it.
 //
 // Under the CPU emulator (lend_emu.cpp) device memory is host memory: the judge's emulator puts
 // it in a memfd (emulator.h, share_device_memory) that the learner's process maps at the same
@@ -23,7 +24,7 @@ namespace cudalings::lend {
 struct Loan {
     std::uintptr_t address = 0;
     std::size_t bytes = 0;  // rounded up to the granularity
-    int fd = -1;  // -1 under the emulator: the address is the loan
+    int fd = -1;            // -1 under the emulator: the address is the loan
 };
 
 // The descriptor of the device memory the learner's process must map before any loan (the

@@ -657,8 +657,7 @@ std::unique_ptr<runner::Split> start_reference(const CheckArgs& args, const Load
 int others_on_gpu(const LoadedStep& step) {
     const int n = runner::compute_processes_on_gpu();
     if (n < 2) return -1;  // a list missing some of ours cannot be trusted
-    const bool idle_learner =
-        step.split && !step.split->loaded() && !step.split->state().ended;
+    const bool idle_learner = step.split && !step.split->loaded() && !step.split->state().ended;
     return std::max(0, n - 2 - (idle_learner ? 1 : 0));
 }
 
@@ -696,8 +695,8 @@ runner::Apart apart_from(const CheckArgs& args, LoadedStep& step) {
         if (!step.split->load(how, &why, &fault)) {
             const cudalings::LearnerState& st = step.split->state();
             throw runner::LearnerGone{
-                fault ? why : "the process running your code for its timing did not load it: " +
-                                  why,
+                fault ? why
+                      : "the process running your code for its timing did not load it: " + why,
                 cudalings::describe_exit(st.signal, st.exit_code)};
         }
         step.split->on_returning([] { emit_event("call_end"); });
@@ -888,9 +887,9 @@ int check(const CheckArgs& args) {
 #endif
         try {
             for (const kit::Case& c : driver.timed_cases(args.timed_size)) {
-                emit(event_json(driver.time_case(c, fn, reference, args.seed ^ 0x7157ull,
-                                                 props.l2_bytes, [] { emit_event("tick"); },
-                                                 timed_apart)));
+                emit(event_json(driver.time_case(
+                    c, fn, reference, args.seed ^ 0x7157ull, props.l2_bytes,
+                    [] { emit_event("tick"); }, timed_apart)));
             }
         } catch (const runner::LearnerError& e) {
             emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));

@@ -284,8 +284,8 @@ PairTiming time_apart(TimedRun& run, cudaStream_t s, std::size_t l2_bytes,
     // The reference's time: both phases' samples together.
     Samples both = before.samples;
     for (std::size_t i = 0; i < after.samples.on_stream.size(); ++i)
-        both.add({after.samples.on_stream[i], after.samples.whole_device[i],
-                  after.samples.host[i]});
+        both.add(
+            {after.samples.on_stream[i], after.samples.whole_device[i], after.samples.host[i]});
     t.reference.summary = cudalings::summarize(both.times());
     t.reference.stop = cudalings::describe(after.stop);
     t.reference_host = cudalings::summarize(both.host);

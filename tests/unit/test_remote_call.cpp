@@ -17,8 +17,7 @@ namespace {
 // Two "allocations" of the judge, and where the learner has each mapped.
 struct Loans : Lender, Borrower {
     std::vector<float> judge_in = std::vector<float>(64), judge_out = std::vector<float>(64);
-    std::vector<float> learner_in = std::vector<float>(64),
-                       learner_out = std::vector<float>(64);
+    std::vector<float> learner_in = std::vector<float>(64), learner_out = std::vector<float>(64);
     std::vector<float> weights = {0.25f, 0.5f, 0.25f};
     cudaStream_t learner_stream = reinterpret_cast<cudaStream_t>(0x5eed);
 
@@ -66,16 +65,24 @@ struct Seen {
 extern "C" cudaError_t entry_point(const float* in, float* out, size_t n, int radius, float alpha,
                                    double beta, const float* weights, void* workspace,
                                    size_t workspace_bytes, unsigned char flag, cudaStream_t s) {
-    seen = {in, out, n, radius, alpha, beta, std::vector<float>(weights, weights + 3), workspace,
-            workspace_bytes, flag, s};
+    seen = {in,
+            out,
+            n,
+            radius,
+            alpha,
+            beta,
+            std::vector<float>(weights, weights + 3),
+            workspace,
+            workspace_bytes,
+            flag,
+            s};
     return cudaErrorInvalidValue;  // any code: it comes back as the call's result
 }
 using Entry = decltype(&entry_point);
 
 }  // namespace
 
-TEST_CASE("a call packed by the judge is made by the learner with its own addresses",
-          "[remote]") {
+TEST_CASE("a call packed by the judge is made by the learner with its own addresses", "[remote]") {
     Loans loans;
     cudaStream_t judge_stream = reinterpret_cast<cudaStream_t>(0xbad);
     CallMessage m = Signature<Entry>::pack("entry_point", loans, loans.judge_in.data() + 3,
@@ -108,11 +115,11 @@ TEST_CASE("the judge's own memory never travels, and a call for another signatur
           "[remote]") {
     Loans loans;
     float judge_private[4] = {};
-    CHECK_THROWS_AS(Signature<Entry>::pack("entry_point", loans, judge_private,
-                                           loans.judge_out.data(), size_t{1}, 1, 1.0f, 1.0,
-                                           loans.weights.data(), nullptr, size_t{0},
-                                           static_cast<unsigned char>(0), cudaStream_t{}),
-                    RemoteCallError);
+    CHECK_THROWS_AS(
+        Signature<Entry>::pack("entry_point", loans, judge_private, loans.judge_out.data(),
+                               size_t{1}, 1, 1.0f, 1.0, loans.weights.data(), nullptr, size_t{0},
+                               static_cast<unsigned char>(0), cudaStream_t{}),
+        RemoteCallError);
 
     using Other = cudaError_t (*)(const float*, float*, int, cudaStream_t);
     CallMessage m = Signature<Other>::pack("entry_point", loans, loans.judge_in.data(),
@@ -150,9 +157,9 @@ TEST_CASE("a problem's call goes to the learner's process only when its entry po
     Loans loans;
     HostBlocks host{{loans.weights.data(), loans.weights.size() * sizeof(float)}};
     auto call = [&](void* fn) {
-        return Invoker<Entry>(fn, host)(loans.judge_in.data(), loans.judge_out.data(),
-                                        size_t{9}, 1, 2.0f, 3.0, loans.weights.data(), nullptr,
-                                        size_t{0}, static_cast<unsigned char>(1), cudaStream_t{});
+        return Invoker<Entry>(fn, host)(loans.judge_in.data(), loans.judge_out.data(), size_t{9}, 1,
+                                        2.0f, 3.0, loans.weights.data(), nullptr, size_t{0},
+                                        static_cast<unsigned char>(1), cudaStream_t{});
     };
     // Here: a plain call with the judge's own addresses.
     seen = {};

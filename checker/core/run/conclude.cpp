@@ -32,8 +32,8 @@ bool timing_verdict(const TimingResult& t, Verdict& verdict, std::string& reason
     // then (a child the learner's code started, that outlived its process) or another user's.
     if (t.others_on_gpu > 0) {
         verdict = Verdict::Suspect;
-        reason = "another process was using this GPU while the reference was timed" + which +
-                 " (" + std::to_string(t.others_on_gpu) +
+        reason = "another process was using this GPU while the reference was timed" + which + " (" +
+                 std::to_string(t.others_on_gpu) +
                  " beyond the checker's own: a process your code started that outlived it, or "
                  "another program on this GPU): the comparison cannot be trusted. Check again "
                  "with the GPU to yourself";

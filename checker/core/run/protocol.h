@@ -251,8 +251,8 @@ CUDALINGS_JSON(TimingResult, column, name, problem, n, size, bytes, fp32_ops, le
                note, verified, failed_sample, failure, outside_stream, refreshed, host_median_us,
                host_overhead_us, host_overhead_iqr_us, flush_us, flush_before_us,
                reference_host_median_us, reference_before_us, reference_after_us, reference_drift,
-               learner_phases, others_on_gpu, warmup_ms,
-               sampling_ms, untimed_ms, warmup_rounds, copy_gbps, fp32_gflops)
+               learner_phases, others_on_gpu, warmup_ms, sampling_ms, untimed_ms, warmup_rounds,
+               copy_gbps, fp32_gflops)
 CUDALINGS_JSON(ProbeEvent, gpus, name, arch, uuid, error, message, sms, l2_bytes, memory_bytes,
                driver, runtime)
 CUDALINGS_JSON(CopyBandwidthEvent, gbps, median_us, bytes, uuid, name)
