@@ -227,8 +227,10 @@ bool JudgeLink::call(const kit::remote::CallMessage& c, Returned& r,
     return exchange(m, r, returning);
 }
 
-bool JudgeLink::exchange(const wire::Message& m, Returned& r,
+bool JudgeLink::exchange(const wire::Message& asked, Returned& r,
                          const std::function<void()>& returning) {
+    wire::Message m = asked;
+    m.loan = ++exchanges_;  // repeated by its Returning and Returned
     if (!wire::send(socket_, m)) {
         reap(false);
         return false;
@@ -236,6 +238,14 @@ bool JudgeLink::exchange(const wire::Message& m, Returned& r,
     wire::Message back;
     for (;;) {
         if (!receive(back)) return false;
+        if ((back.kind == wire::Kind::Returning || back.kind == wire::Kind::Returned) &&
+            back.loan != m.loan) {
+            // An answer to another exchange than this one: said twice, or before the call was
+            // made. Its word for this call cannot be taken: ended here, as a garbled one is.
+            state_.out_of_turn = true;
+            end_now();
+            return false;
+        }
         if (back.kind == wire::Kind::Returning) {
             if (returning) returning();
         } else if (back.kind == wire::Kind::Report) {
@@ -289,11 +299,19 @@ bool JudgeLink::receive(wire::Message& m) {
     if (pid_ > 0 && !state_.ended &&
         (peeked > 0 || (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)))) {
         state_.garbled = true;
+        end_now();
+        return false;
+    }
+    reap(true);
+    return false;
+}
+
+void JudgeLink::end_now() {
+    if (pid_ > 0 && !state_.ended) {
         ::kill(-pid_, SIGKILL);  // its process group: whatever it started too
         ::kill(pid_, SIGKILL);
     }
     reap(true);
-    return false;
 }
 
 void JudgeLink::reap(bool wait) {

@@ -52,6 +52,9 @@ struct LearnerState {
     int exit_code = -1, signal = 0;
     // It wrote something on its socket that is not a whole message, and was killed for it.
     bool garbled = false;
+    // It answered another exchange than the one asked (a second Returned, or one before its call
+    // was made), and was killed for it.
+    bool out_of_turn = false;
     std::string message;  // the learner's own text with a refusal (a failed load)
     // Each probe's round trip on the judge's clock less the time its events saw (microseconds):
     // what a call costs beyond its events, measured where nothing of the learner's was loaded.
@@ -136,6 +139,9 @@ class JudgeLink : public kit::remote::Lender {
 
   private:
     bool receive(wire::Message& m);
+    // Kills the learner's process (its group) and waits for it.
+    void end_now();
+    std::uint32_t exchanges_ = 0;  // Probes and Calls sent: each one's number
     // The probes of LearnerStart (before Load): false when the process went away or refused.
     bool probe(const LearnerStart& how, std::string* why);
     // Sends `m` (a Call or a Probe) and reads the replies until its Returned: what call()

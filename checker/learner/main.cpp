@@ -278,7 +278,9 @@ bool timed_call(Call call, cudaStream_t stream, const Events& e, wire::Message& 
     (void)cudaEventRecord(e.start, stream);
     r.status = call();
     (void)cudaEventRecord(e.end, stream);
-    if (!say(reply(wire::Kind::Returning))) return false;
+    wire::Message returning = reply(wire::Kind::Returning);
+    returning.loan = r.loan;  // the exchange's number, as in its Returned
+    if (!say(returning)) return false;
     r.sync_status = cudaDeviceSynchronize();
     r.last_status = cudaGetLastError();
     (void)cudaEventRecord(e.after_sync, stream);
@@ -402,6 +404,7 @@ int main(int argc, char** argv) {
                 probe_bytes = cudaMalloc(&probe_memory, bytes) == cudaSuccess ? bytes : 0;
             }
             wire::Message r = reply(wire::Kind::Returned);
+            r.loan = m.loan;  // the probe's number: the judge takes no answer out of turn
             if (!timed_call(
                     [&] {
                         return static_cast<int>(
@@ -476,6 +479,7 @@ int main(int argc, char** argv) {
         } else if (m.kind == wire::Kind::Call) {
             m.call.symbol[sizeof m.call.symbol - 1] = '\0';
             wire::Message r = reply(wire::Kind::Returned);
+            r.loan = m.loan;  // the call's number: the judge takes no answer out of turn
             kit::shim::Caller caller = kit::shim::find(m.call.symbol);
             void* fn = dlsym(step_handle, m.call.symbol);
             if (!caller || !fn) {

@@ -66,6 +66,9 @@ enum class Kind : std::uint32_t {
 
 struct Message {
     Kind kind = Kind::Quit;
+    // Lend, Unlend, Mapped: the loan's number. Probe, Call, and their Returning and Returned: the
+    // exchange's number (the judge's count), which the answers repeat: an answer out of turn (a
+    // second Returned, one said before its call was made) ends the learner's process.
     std::uint32_t loan = 0;
     std::uint64_t bytes = 0;
     std::uint64_t address = 0;     // Lend: the judge's address of the loan (the emulator's)

@@ -217,6 +217,9 @@ cudaError_t Split::send(const kit::remote::CallMessage& m) {
 std::string Split::end_reason() const {
     const cudalings::LearnerState& st = link_.state();
     if (st.garbled) return "it wrote what is not one of its messages on the checker's socket";
+    if (st.out_of_turn)
+        return "it answered a call on the checker's socket out of turn (a second answer, or one "
+               "before the call was made)";
     if (!st.ended) return "stopped answering";
     return cudalings::describe_exit(st.signal, st.exit_code);
 }
@@ -226,6 +229,9 @@ std::string Split::ended() const {
     if (st.garbled)
         return "the process running your code wrote what is not one of its messages on the "
                "checker's socket, and the checker ended it";
+    if (st.out_of_turn)
+        return "the process running your code answered a call out of turn on the checker's "
+               "socket, and the checker ended it";
     if (!st.ended) return "the process running your code stopped answering";
     return "the process running your code ended (" + end_reason() + ") instead of returning";
 }
