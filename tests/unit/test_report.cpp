@@ -244,6 +244,17 @@ TEST_CASE("the verdict is decided in one place from what the check found", "[rep
     t.host_median_us = 570;
     conclude_with(t);
     CHECK(r.verdict == Verdict::Pass);
+    // the reference timed apart: a process beyond the checker's own on the GPU around its
+    // phases (NVML) makes the comparison SUSPECT; none, or a count NVML could not take, does not
+    t.others_on_gpu = 1;
+    conclude_with(t);
+    CHECK(r.verdict == Verdict::Suspect);
+    CHECK_THAT(r.reason, ContainsSubstring("while the reference was timed"));
+    for (int others : {0, -1}) {
+        t.others_on_gpu = others;
+        conclude_with(t);
+        CHECK(r.verdict == Verdict::Pass);
+    }
     // the worst case decides; the problem's advice for that verdict is shown
     CaseResult hang;
     hang.verdict = Verdict::Timeout;
