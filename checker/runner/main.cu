@@ -645,7 +645,13 @@ std::unique_ptr<runner::Split> start_reference(const CheckArgs& args, const Load
     std::string why;
     bool fault = false;
     if (!r->start(how, &why, &fault)) {
-        emit_message("warning", "reference: its process did not start: " + why);
+        // The note goes to the learner (and, graded, to the student): no paths in it. Why, for
+        // whoever runs the checker, on this process's stderr.
+        std::fprintf(stderr, "cudalings-runner: the reference's process did not start: %s\n",
+                     why.c_str());
+        emit_message("warning",
+                     "the reference solution could not be started in a process of its own: your "
+                     "step was timed without it (no comparison with the reference)");
         return nullptr;
     }
     return r;
@@ -719,7 +725,13 @@ int check(const CheckArgs& args) {
     if (!args.reference.empty() && !step.split) {
         std::string ref_error;
         reference = load_symbol(args.reference, problem->symbol.c_str(), &ref_error);
-        if (!reference) emit_message("warning", "reference: " + ref_error);
+        if (!reference) {
+            std::fprintf(stderr, "cudalings-runner: the reference did not load: %s\n",
+                         ref_error.c_str());
+            emit_message("warning",
+                         "the reference solution could not be loaded: your step was timed "
+                         "without it (no comparison with the reference)");
+        }
     }
     runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
     auto cases = driver.cases(args.max_n);

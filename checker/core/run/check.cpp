@@ -855,6 +855,10 @@ int Checker::read_events(const std::vector<json>& events, bool first_child, Step
             report.timing_verdict = Verdict::Crash;
             report.timing_error = te.reason + " — " + te.detail;
             done = true;
+        } else if (kind == "warning") {
+            // What the runner could not do and went on without (the reference's process did not
+            // start: the step is timed alone), said with the report rather than dropped.
+            report.notes.push_back(e.get<MessageEvent>().message);
         } else if (kind == "load_error") {
             report.load_error = e.get<MessageEvent>().message;
         } else if (kind == "internal_error") {
