@@ -186,9 +186,9 @@ std::unique_ptr<kit::Problem> Driver::launch_only(const kit::Case& c, void* fn, 
 }
 
 void Driver::call(const std::function<cudaError_t()>& f) {
-    marker_("call_start");
+    marker_(cudalings::Marker::CallStart);
     const cudaError_t returned = f();
-    marker_("call_end");
+    marker_(cudalings::Marker::CallEnd);
     // The whole device, not only the stream: work hidden on another stream must finish too.
     const cudaError_t synced = dev::sync_device_status();
     const cudaError_t last = dev::take_last_error();

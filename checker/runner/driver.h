@@ -19,13 +19,13 @@
 
 namespace runner {
 
-// Called around the learner's host function ("call_start", "call_end"): the supervisor's
+// Called around the learner's host function (Marker::CallStart, CallEnd): the supervisor's
 // heartbeat, and how the checker tells a hang in host code from one in a kernel.
-using Marker = std::function<void(const char*)>;
+using MarkerSink = std::function<void(cudalings::Marker)>;
 
 class Driver {
   public:
-    Driver(const kit::ProblemInfo& problem, cudaStream_t stream, Marker marker)
+    Driver(const kit::ProblemInfo& problem, cudaStream_t stream, MarkerSink marker)
         : problem_(problem), stream_(stream), marker_(std::move(marker)) {}
 
     // The problem's cases; with max_n > 0 (the emulator, the sanitizer) the cases above it are
@@ -71,7 +71,7 @@ class Driver {
     void call(const std::function<cudaError_t()>& f);
     const kit::ProblemInfo& problem_;
     cudaStream_t stream_;
-    Marker marker_;
+    MarkerSink marker_;
 };
 
 // Guards of every buffer, then the inputs, then the problem's own judgement.

@@ -101,9 +101,9 @@ void emit(json j) {
     }
 }
 
-void emit_event(const char* name) { emit(marker(name)); }
-void emit_message(const char* kind, const std::string& message) {
-    emit(event_json(MessageEvent{kind, message}));
+void emit_event(Marker m) { emit(marker(m)); }
+void emit_message(Message kind, const std::string& message) {
+    emit(event_json(MessageEvent{name(kind), message}));
 }
 
 // What a learner-facing CUDA error usually means.
@@ -174,7 +174,7 @@ template <typename Event, typename Measure>
 int gpu_rate(Measure measure) {
     dev::Properties p = dev::probe();
     if (p.count == 0) {
-        emit_message("internal_error", "no GPU");
+        emit_message(Message::InternalError, "no GPU");
         return 1;
     }
     cudaStream_t s = dev::create_stream();
@@ -234,7 +234,7 @@ void* load_symbol(const std::string& path, const char* symbol, std::string* erro
 bool load_plugin(const std::string& path) {
     if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return true;
     const char* e = dlerror();
-    emit_message("internal_error",
+    emit_message(Message::InternalError,
                  "the lesson's checks cannot be loaded: " + std::string(e ? e : path));
     return false;
 }
@@ -242,7 +242,8 @@ bool load_plugin(const std::string& path) {
 const kit::ProblemInfo* find_problem(const CheckArgs& args) {
     if (!load_plugin(args.checks)) return nullptr;
     const kit::ProblemInfo* p = kit::find_problem(args.problem);
-    if (!p) emit_message("internal_error", "the lesson's checks have no problem " + args.problem);
+    if (!p)
+        emit_message(Message::InternalError, "the lesson's checks have no problem " + args.problem);
     return p;
 }
 
@@ -282,7 +283,7 @@ struct LoadedStep {
 // installed (a build without libseccomp) the check goes on as before.
 void confine_before_loading() {
     const seccomp::Confinement c = seccomp::confine_self();
-    if (!c.filtered) emit_message("note", "no seccomp filter: " + c.why);
+    if (!c.filtered) emit_message(Message::Note, "no seccomp filter: " + c.why);
 }
 
 // The judge split: the learner's process loads the step (and is confined there, before any of
@@ -326,7 +327,7 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
     out.split = early_learner ? std::move(early_learner) : std::make_unique<runner::Split>();
     std::string why;
     bool learner_fault = false;
-    emit_event("step_loading");
+    emit_event(Marker::StepLoading);
     runner::Split::Start how;
     how.learner = args.learner;
     how.step = args.step;
@@ -340,9 +341,9 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
         how.after_probe = [stream = out.stream] { runner::gpu_turn(stream); };
     }
     const bool started = out.split->start(how, &why, &learner_fault);
-    emit_event("step_loaded");
+    emit_event(Marker::StepLoaded);
     if (started) {
-        out.split->on_returning([] { emit_event("call_end"); });
+        out.split->on_returning([] { emit_event(Marker::CallEnd); });
 #ifdef CUDALINGS_EMULATOR
         runner::connect_learner(*out.split);
 #endif
@@ -354,14 +355,14 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
         emit(event_json(CasesEvent{1, out.problem->name, out.problem->advice}));
         emit(event_json(cudalings::ended_around_loading(
             false, cudalings::describe_exit(st.signal, st.exit_code))));
-        emit_event("done");
+        emit_event(Marker::Done);
         return 0;
     }
     if (!out.split->state().message.empty()) {
-        emit_message("load_error", out.split->state().message);
+        emit_message(Message::LoadError, out.split->state().message);
         return 0;
     }
-    emit_message("internal_error", "the learner's process did not start: " + why);
+    emit_message(Message::InternalError, "the learner's process did not start: " + why);
     return 1;
 }
 
@@ -370,7 +371,7 @@ int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     if (!out.problem) return 1;
     out.props = dev::probe();
     if (out.props.count == 0) {
-        emit_message("internal_error", "no GPU");
+        emit_message(Message::InternalError, "no GPU");
         return 1;
     }
     out.stream = dev::create_stream();
@@ -379,11 +380,11 @@ int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     // Between these two the learner's code runs for the first time (its constructors and
     // static initialisers): a process that ends there ended by the learner's hand.
     if (confine) confine_before_loading();
-    emit_event("step_loading");
+    emit_event(Marker::StepLoading);
     out.fn = load_symbol(args.step, out.problem->symbol.c_str(), &error);
-    emit_event("step_loaded");
+    emit_event(Marker::StepLoaded);
     if (!out.fn) {
-        emit_message("load_error", error);
+        emit_message(Message::LoadError, error);
         return 0;
     }
     return -1;
@@ -409,7 +410,7 @@ void set_size(CaseResult& result, const kit::Case& c) {
 // How the emulator's watchdog sends a case's result from its own thread, the process's last.
 void send_last_result(const CaseResult& r) {
     emit(event_json(r));
-    emit_event("done");
+    emit_event(Marker::Done);
 }
 
 constexpr unsigned kSampleBlocks = 4;
@@ -649,7 +650,7 @@ std::unique_ptr<runner::Split> start_reference(const CheckArgs& args, const Load
         // whoever runs the checker, on this process's stderr.
         std::fprintf(stderr, "cudalings-runner: the reference's process did not start: %s\n",
                      why.c_str());
-        emit_message("warning",
+        emit_message(Message::Warning,
                      "the reference solution could not be started in a process of its own: your "
                      "step was timed without it (no comparison with the reference)");
         return nullptr;
@@ -705,7 +706,7 @@ runner::Apart apart_from(const CheckArgs& args, LoadedStep& step) {
                       : "the process running your code for its timing did not load it: " + why,
                 cudalings::describe_exit(st.signal, st.exit_code)};
         }
-        step.split->on_returning([] { emit_event("call_end"); });
+        step.split->on_returning([] { emit_event(Marker::CallEnd); });
     };
     a.others_on_gpu = [&step] { return others_on_gpu(step); };
     return a;
@@ -728,12 +729,12 @@ int check(const CheckArgs& args) {
         if (!reference) {
             std::fprintf(stderr, "cudalings-runner: the reference did not load: %s\n",
                          ref_error.c_str());
-            emit_message("warning",
+            emit_message(Message::Warning,
                          "the reference solution could not be loaded: your step was timed "
                          "without it (no comparison with the reference)");
         }
     }
-    runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
+    runner::Driver driver(*problem, stream, [](Marker e) { emit_event(e); });
     auto cases = driver.cases(args.max_n);
     // Emulation's larger case (--large-n), last: it runs only when every smaller case passed,
     // for its values, with the emulator's race checks off (bounds stay on), as those cost more
@@ -813,7 +814,7 @@ int check(const CheckArgs& args) {
                     // kernels.
                     runner_failed = e.what();
 #else
-                    emit_message("internal_error", e.what());
+                    emit_message(Message::InternalError, e.what());
                     internal_error = 1;
                     return;
 #endif
@@ -822,7 +823,7 @@ int check(const CheckArgs& args) {
 #ifdef CUDALINGS_EMULATOR  // the emulator's findings (races, bounds, deadlocks) with file:line
             runner::attach_emulator_findings(result);
             if (!runner_failed.empty() && !runner::too_slow_to_emulate(result)) {
-                emit_message("internal_error", runner_failed);
+                emit_message(Message::InternalError, runner_failed);
                 internal_error = 1;
                 return;
             }
@@ -882,7 +883,7 @@ int check(const CheckArgs& args) {
     }
 #endif
     if (args.time && args.first_case == 0 && all_passed) {
-        emit_event("timing_start");
+        emit_event(Marker::TimingStart);
 #ifndef CUDALINGS_EMULATOR
         std::unique_ptr<runner::Split> reference_process;
         runner::Apart apart;
@@ -901,7 +902,7 @@ int check(const CheckArgs& args) {
             for (const kit::Case& c : driver.timed_cases(args.timed_size)) {
                 emit(event_json(driver.time_case(
                     c, fn, reference, args.seed ^ 0x7157ull, props.l2_bytes,
-                    [] { emit_event("tick"); }, timed_apart)));
+                    [] { emit_event(Marker::Tick); }, timed_apart)));
             }
         } catch (const runner::LearnerError& e) {
             emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
@@ -911,7 +912,7 @@ int check(const CheckArgs& args) {
             return 0;
         }
     }
-    emit_event("done");
+    emit_event(Marker::Done);
     dev::destroy_stream(stream);
     return 0;
 }
@@ -922,22 +923,22 @@ int baseline(const CheckArgs& args) {
     if (!problem || !load_plugin(args.baselines)) return 1;
     const kit::Baseline* b = kit::find_baseline(args.problem, args.baseline);
     if (!b) {
-        emit_message("internal_error",
+        emit_message(Message::InternalError,
                      "problem " + args.problem + " has no baseline " + args.baseline);
         return 1;
     }
     dev::Properties props = dev::probe();
     if (props.count == 0) {
-        emit_message("internal_error", "no GPU");
+        emit_message(Message::InternalError, "no GPU");
         return 1;
     }
     cudaStream_t stream = dev::create_stream();
-    runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
-    emit_event("timing_start");
+    runner::Driver driver(*problem, stream, [](Marker e) { emit_event(e); });
+    emit_event(Marker::TimingStart);
     for (const kit::Case& c : driver.timed_cases(args.timed_size))
         emit(event_json(driver.time_case(c, b->fn, nullptr, args.seed, props.l2_bytes,
-                                         [] { emit_event("tick"); })));
-    emit_event("done");
+                                         [] { emit_event(Marker::Tick); })));
+    emit_event(Marker::Done);
     dev::destroy_stream(stream);
     return 0;
 }
@@ -953,7 +954,7 @@ int profile(const CheckArgs& args) {
     const dev::Properties& props = step.props;
     cudaStream_t stream = step.stream;
     void* fn = step.fn;
-    runner::Driver driver(*problem, stream, [](const char* e) { emit_event(e); });
+    runner::Driver driver(*problem, stream, [](Marker e) { emit_event(e); });
     const auto timed = driver.timed_cases(args.timed_size);
     const kit::Case* chosen = nullptr;
     std::string columns;
@@ -962,13 +963,13 @@ int profile(const CheckArgs& args) {
         columns += (columns.empty() ? "" : ", ") + (c.column.empty() ? c.label() : c.column);
     }
     if (!chosen) {
-        emit_message("usage_error", timed.empty()
-                                        ? "problem " + problem->name + " has no timed case"
-                                        : "no timed case has the column \"" + args.column +
-                                              "\"; its columns: " + columns);
+        emit_message(Message::UsageError, timed.empty()
+                                              ? "problem " + problem->name + " has no timed case"
+                                              : "no timed case has the column \"" + args.column +
+                                                    "\"; its columns: " + columns);
         return 0;
     }
-    emit_event("timing_start");
+    emit_event(Marker::TimingStart);
     try {
         emit(event_json(driver.profile_case(
             *chosen, fn, args.seed ^ 0x7157ull, props.l2_bytes,
@@ -977,7 +978,7 @@ int profile(const CheckArgs& args) {
         emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
         return 0;
     }
-    emit_event("done");
+    emit_event(Marker::Done);
     dev::destroy_stream(stream);
     return 0;
 }
@@ -1108,10 +1109,10 @@ int main(int argc, char** argv) {
 #endif
         return leave(check(args));
     } catch (const dev::Error& e) {
-        emit_message("internal_error", e.what());
+        emit_message(Message::InternalError, e.what());
         return 1;
     } catch (const std::exception& e) {
-        emit_message("internal_error", e.what());
+        emit_message(Message::InternalError, e.what());
         return 1;
     }
 }

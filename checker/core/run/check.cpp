@@ -88,7 +88,7 @@ bool said_done(const std::string& channel, const unsigned char key[16]) {
     if (channel.find("\"done\"", start == std::string::npos ? 0 : start) == std::string::npos)
         return false;
     const auto events = parse_events(channel, key);
-    return !events.empty() && events.back().value("event", "") == "done";
+    return !events.empty() && is(events.back().value("event", ""), Marker::Done);
 }
 
 // Starts the runner with a fresh key and returns its authenticated events. With a sandbox
@@ -687,7 +687,7 @@ ChecksContents Checker::inspect_checks(const LessonInfo& lesson) {
         const auto child = run_runner(argv, o, events);
         for (const auto& e : events) {
             if (e.value("event", "") == ChecksListing::kEvent) return e.get<ChecksListing>();
-            if (e.value("event", "") == "internal_error") out.error = e.get<MessageEvent>().message;
+            if (is(e.value("event", ""), Message::InternalError)) out.error = e.get<MessageEvent>().message;
         }
         if (out.error.empty())
             out.error = "cannot list the lesson's checks: " + describe_end(child, 0);
@@ -823,13 +823,13 @@ int Checker::read_events(const std::vector<json>& events, bool first_child, Step
             r.n = c.n;
             r.size = c.size;
             cases[c.index] = r;
-        } else if (kind == "step_loading") {
+        } else if (is(kind, Marker::StepLoading)) {
             phase = "loading";
-        } else if (kind == "step_loaded") {
+        } else if (is(kind, Marker::StepLoaded)) {
             phase = "loaded";
-        } else if (kind == "call_start") {
+        } else if (is(kind, Marker::CallStart)) {
             phase = "call";
-        } else if (kind == "call_end") {
+        } else if (is(kind, Marker::CallEnd)) {
             phase = "sync";
         } else if (kind == CaseResult::kEvent) {
             CaseResult r = e.get<CaseResult>();
@@ -841,10 +841,10 @@ int Checker::read_events(const std::vector<json>& events, bool first_child, Step
             in_progress = -1;
         } else if (kind == AbortEvent::kEvent) {
             in_progress = -1;  // a sticky CUDA error: the next process starts fresh
-        } else if (kind == "timing_start") {
+        } else if (is(kind, Marker::TimingStart)) {
             t_timing = t;
             phase = "timing";
-        } else if (kind == "tick") {
+        } else if (is(kind, Marker::Tick)) {
             phase = "timing";
         } else if (kind == TimingResult::kEvent) {
             TimingResult r = e.get<TimingResult>();
@@ -855,19 +855,19 @@ int Checker::read_events(const std::vector<json>& events, bool first_child, Step
             report.timing_verdict = Verdict::Crash;
             report.timing_error = te.reason + " — " + te.detail;
             done = true;
-        } else if (kind == "warning") {
+        } else if (is(kind, Message::Warning)) {
             // What the runner could not do and went on without (the reference's process did not
             // start: the step is timed alone), said with the report rather than dropped.
             report.notes.push_back(e.get<MessageEvent>().message);
-        } else if (kind == "load_error") {
+        } else if (is(kind, Message::LoadError)) {
             report.load_error = e.get<MessageEvent>().message;
-        } else if (kind == "internal_error") {
+        } else if (is(kind, Message::InternalError)) {
             report.internal_error = e.get<MessageEvent>().message;
-        } else if (kind == "done") {
+        } else if (is(kind, Marker::Done)) {
             done = true;
             report.runner_done_ms = t;
         }
-        if ((kind == "timing_start" || kind == "done") && t_cases >= 0 && report.cases_ms == 0)
+        if ((is(kind, Marker::TimingStart) || is(kind, Marker::Done)) && t_cases >= 0 && report.cases_ms == 0)
             report.cases_ms = t - t_cases;
     }
     return in_progress;
@@ -1111,7 +1111,7 @@ Checker::BaselineTiming Checker::time_baseline(const LessonInfo& lesson,
             TimingResult t = e.get<TimingResult>();
             if (!t.verified) result.error = "its output did not verify";
             result.timings.push_back(std::move(t));
-        } else if (kind == "internal_error") {
+        } else if (is(kind, Message::InternalError)) {
             result.error = e.get<MessageEvent>().message;
         }
     }
@@ -1229,18 +1229,18 @@ Checker::Profiled Checker::profile(const StepRef& ref, bool solution_file, const
     bool calling = false;  // the runner got as far as the step's calls
     for (const auto& e : events) {
         const std::string kind = e.value("event", "");
-        if (kind == "timing_start") {
+        if (is(kind, Marker::TimingStart)) {
             calling = true;
         } else if (kind == ProfileCallEvent::kEvent) {
             out.call = e.get<ProfileCallEvent>();
         } else if (kind == TimingErrorEvent::kEvent) {
             const auto t = e.get<TimingErrorEvent>();
             out.learner_error = t.reason + ": " + t.detail;
-        } else if (kind == "load_error") {
+        } else if (is(kind, Message::LoadError)) {
             out.learner_error = "cannot load the built step: " + e.get<MessageEvent>().message;
-        } else if (kind == "usage_error") {
+        } else if (is(kind, Message::UsageError)) {
             out.usage_error = e.get<MessageEvent>().message;
-        } else if (kind == "internal_error") {
+        } else if (is(kind, Message::InternalError)) {
             out.internal_error = e.get<MessageEvent>().message;
         }
     }

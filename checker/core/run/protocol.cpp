@@ -8,6 +8,42 @@ void from_json(const nlohmann::json& j, Verdict& v) {
     if (!j.is_string() || !parse_verdict(j.get<std::string>(), v)) v = Verdict::InternalError;
 }
 
+const char* name(Marker m) {
+    switch (m) {
+        case Marker::StepLoading:
+            return "step_loading";
+        case Marker::StepLoaded:
+            return "step_loaded";
+        case Marker::CallStart:
+            return "call_start";
+        case Marker::CallEnd:
+            return "call_end";
+        case Marker::TimingStart:
+            return "timing_start";
+        case Marker::Tick:
+            return "tick";
+        case Marker::Done:
+            return "done";
+    }
+    return "?";
+}
+
+const char* name(Message m) {
+    switch (m) {
+        case Message::LoadError:
+            return "load_error";
+        case Message::InternalError:
+            return "internal_error";
+        case Message::UsageError:
+            return "usage_error";
+        case Message::Warning:
+            return "warning";
+        case Message::Note:
+            return "note";
+    }
+    return "?";
+}
+
 CaseResult ended_around_loading(bool loaded, const std::string& how) {
     CaseResult c;
     c.index = 0;

@@ -205,14 +205,32 @@ struct AbortEvent {
     std::string reason;
 };
 
-// "internal_error", "load_error", "warning": one message.
+// The runner's messages (MessageEvent::event): one text each.
+//   load_error      the learner's built file could not be used (a COMPILE_ERROR)
+//   internal_error  the runner's own failure
+//   usage_error     the runner was asked for what does not exist (a profile's column)
+//   warning         what it could not do and went on without (a note of the report)
+//   note            what it says of itself (no seccomp filter here)
+enum class Message { LoadError, InternalError, UsageError, Warning, Note };
+const char* name(Message m);
+inline bool is(const std::string& event, Message m) { return event == name(m); }
+
 struct MessageEvent {
-    std::string event;
+    std::string event;  // name(Message)
     std::string message;
 };
 
-// Markers without a payload: call_start, call_end (the learner's host function), timing_start,
-// tick (a heartbeat during timing), done.
+// The runner's markers: events that carry their name and the time alone. One list, for the
+// runner that says them and the checker that reads them.
+//   step_loading, step_loaded  around loading the learner's object (a process that ends between
+//                              the two was ended by the learner's code)
+//   call_start, call_end       around the learner's host function (call_end: it returned, the
+//                              device's synchronisation follows)
+//   timing_start, tick         the timing began; a heartbeat during it
+//   done                       the runner has said everything
+enum class Marker { StepLoading, StepLoaded, CallStart, CallEnd, TimingStart, Tick, Done };
+const char* name(Marker m);
+inline bool is(const std::string& event, Marker m) { return event == name(m); }
 
 // The one call `cudalings-runner profile` ran for a profiler (event "profile_call"): which
 // timed case, and whether its output was right (a profile of a wrong answer says so).
@@ -275,6 +293,6 @@ nlohmann::json event_json(const E& e) {
     return j;
 }
 inline nlohmann::json event_json(const MessageEvent& e) { return nlohmann::json(e); }
-inline nlohmann::json marker(const char* kind) { return nlohmann::json{{"event", kind}}; }
+inline nlohmann::json marker(Marker m) { return nlohmann::json{{"event", name(m)}}; }
 
 }  // namespace cudalings
