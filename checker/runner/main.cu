@@ -630,6 +630,25 @@ bool learner_usable(const LoadedStep& step) {
 }
 
 #ifndef CUDALINGS_EMULATOR
+// A process of a timed check's Apart (the reference's, or a learner's for a timed phase): the
+// learner's program with `object`, no probes (the first learner's process made them), replies
+// polled.
+runner::Split::Start timing_process(const CheckArgs& args, const LoadedStep& step,
+                                    const std::string& object) {
+    runner::Split::Start how;
+    how.learner = args.learner;
+    how.step = object;
+    how.shims = args.shims;
+    how.symbol = step.problem->symbol;
+    how.spin = true;
+    return how;
+}
+
+// A learner's process started for the next timed phase, its object not loaded yet.
+bool idle_learner(const LoadedStep& step) {
+    return step.split && !step.split->loaded() && !step.split->state().ended;
+}
+
 // The reference's process of a timed check through the judge split (launched early with the
 // learner's): ready, its object loaded, the route of the reference's calls. Null (with a
 // warning: the step is then timed without a reference) when it did not get there.
@@ -637,12 +656,7 @@ std::unique_ptr<runner::Split> start_reference(const CheckArgs& args, const Load
     std::unique_ptr<runner::Split> r =
         early_reference ? std::move(early_reference)
                         : std::make_unique<runner::Split>(runner::Split::Role::Reference);
-    runner::Split::Start how;
-    how.learner = args.learner;
-    how.step = args.reference;
-    how.shims = args.shims;
-    how.symbol = step.problem->symbol;
-    how.spin = true;
+    const runner::Split::Start how = timing_process(args, step, args.reference);
     std::string why;
     bool fault = false;
     if (!r->start(how, &why, &fault)) {
@@ -664,22 +678,16 @@ std::unique_ptr<runner::Split> start_reference(const CheckArgs& args, const Load
 int others_on_gpu(const LoadedStep& step) {
     const int n = runner::compute_processes_on_gpu();
     if (n < 2) return -1;  // a list missing some of ours cannot be trusted
-    const bool idle_learner = step.split && !step.split->loaded() && !step.split->state().ended;
-    return std::max(0, n - 2 - (idle_learner ? 1 : 0));
+    return std::max(0, n - 2 - (idle_learner(step) ? 1 : 0));
 }
 
 // The learner's side of Apart: each learner phase in a fresh process, started (making its CUDA
 // context) while the reference is timed, its object loaded only once that phase is over.
 runner::Apart apart_from(const CheckArgs& args, LoadedStep& step) {
     runner::Apart a;
-    runner::Split::Start how;
-    how.learner = args.learner;
-    how.step = args.step;
-    how.shims = args.shims;
-    how.symbol = step.problem->symbol;
-    how.spin = true;
+    const runner::Split::Start how = timing_process(args, step, args.step);
     a.learner_away = [how, &step] {
-        if (step.split && !step.split->loaded() && !step.split->state().ended) return;
+        if (idle_learner(step)) return;
         const kit::remote::Route figures = step.split->route();
         step.split->finish();
         // The ended process's context goes with it, in the driver, soon after: wait for that (at

@@ -150,6 +150,17 @@ struct Samples {
     const std::vector<double>& times() const { return outside() ? whole_device : on_stream; }
 };
 
+// When sampling stops (docs/methodology.md): at least 10 samples, then a spread below 1%, or
+// 200 samples, or 3 s; the same for either side, interleaved or apart.
+cudalings::StopRule sampling_rule() {
+    cudalings::StopRule rule;
+    rule.min_samples = 10;
+    rule.max_samples = 200;
+    rule.target_spread = 0.01;
+    rule.max_seconds = 3.0;
+    return rule;
+}
+
 double ms_since(Clock::time_point t) {
     return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
@@ -192,11 +203,7 @@ Phase time_phase(TimedRun& run, bool reference, cudaStream_t s, L2Flush& flush,
     }
     p.warm_ms = ms_since(warm_start);
     p.warm_rounds = static_cast<int>(warm.size());
-    cudalings::StopRule rule;
-    rule.min_samples = 10;
-    rule.max_samples = 200;
-    rule.target_spread = 0.01;
-    rule.max_seconds = 3.0;
+    const cudalings::StopRule rule = sampling_rule();
     const auto start = Clock::now();
     while (true) {
         const double spent = std::chrono::duration<double>(Clock::now() - start).count();
@@ -352,11 +359,7 @@ PairTiming time_pair(TimedRun& run, cudaStream_t s, std::size_t l2_bytes, bool w
     const char* order_env = std::getenv("CUDALINGS_TIMING_ORDER");
     const std::string order = order_env ? order_env : "alternate";
     std::size_t round = 0;
-    cudalings::StopRule rule;
-    rule.min_samples = 10;
-    rule.max_samples = 200;
-    rule.target_spread = 0.01;
-    rule.max_seconds = 3.0;
+    const cudalings::StopRule rule = sampling_rule();
     Samples mine_samples, their_samples;
     std::vector<double> flush_times;  // the canary (L2Flush::run)
     const std::vector<double>& mine = mine_samples.on_stream;
