@@ -47,6 +47,9 @@ TEST_CASE("on the GPU: solved PASS with times, untouched WRONG, and a leaderboar
         CHECK_THAT(step["gpu"].get<std::string>(), !ContainsSubstring("emulated"));
         REQUIRE(step["timing"].is_object());
         CHECK(step["timing"]["learner"]["median_us"].get<double>() > 0);
+        // Timed against the instructor's reference (the graded copy holds no solutions/).
+        REQUIRE(step["timing"]["reference"].is_object());
+        CHECK(step["timing"]["reference"]["median_us"].get<double>() > 0);
     }
     for (const auto& step : untouched["results"]) CHECK(step["verdict"] != "PASS");
     auto g = read_json(dir / "out/solved.gradescope.json");

@@ -26,7 +26,10 @@ std::optional<std::string> find_course_root(const std::string& start) {
 }
 
 std::string CoursePaths::step_file(const LessonInfo& l, const StepInfo& s, bool solution) const {
-    return root + (solution ? "/solutions/" : "/lessons/") + l.id + "/" + s.id + ".cu";
+    if (solution)
+        return (solutions_root.empty() ? root : solutions_root) + "/solutions/" + l.id + "/" +
+               s.id + ".cu";
+    return root + "/lessons/" + l.id + "/" + s.id + ".cu";
 }
 
 std::string CoursePaths::kit_dir() const {
@@ -35,10 +38,6 @@ std::string CoursePaths::kit_dir() const {
     if (::access(CUDALINGS_KIT_DIR "/kit.h", R_OK) == 0) return CUDALINGS_KIT_DIR;
 #endif
     return tool_dir + "/kit";
-}
-
-std::string CoursePaths::reference_object(const LessonInfo& l, const StepInfo& s) const {
-    return tool_dir + "/refs/" + l.id + "/" + s.id + ".so";
 }
 
 Progress::Progress(std::string file) : file_(std::move(file)) {

@@ -29,6 +29,9 @@ struct CoursePaths {
         return (include_root.empty() ? root : include_root) + "/lessons/";
     }
     std::string step_file(const LessonInfo& l, const StepInfo& s, bool solution) const;
+    // Where solutions/ is when not beside the lessons: a graded copy's references (the timing
+    // baseline) are the instructor's.
+    std::string solutions_root;
     // The lesson's checks (lesson.json, checks.cu, baselines.cu, fixtures/): the course's own,
     // or, when grading submissions, the instructor's copy.
     std::string checks_root;  // where checks/ is when not beside the lessons (a graded copy)
@@ -38,7 +41,6 @@ struct CoursePaths {
                                        : include_root) +
                "/checks/" + l.id;
     }
-    std::string reference_object(const LessonInfo& l, const StepInfo& s) const;
     std::string runner() const { return tool_dir + "/cudalings-runner"; }
     // The lesson kit's headers (checker/kit), which every lesson's checks include.
     std::string kit_dir() const;

@@ -77,8 +77,10 @@ json grade_submission(const GradeContext& context, const std::string& submission
 
     CoursePaths paths = context.course;
     paths.root = staged;
-    paths.include_root.clear();               // the graded copy holds the instructor's headers
-    paths.checks_root = context.course.root;  // and the instructor's lessons' checks judge it
+    paths.include_root.clear();  // the graded copy holds the instructor's headers,
+    // the instructor's lessons' checks judge it, and their solutions are the timing baseline
+    paths.checks_root = context.course.root;
+    paths.solutions_root = context.course.root;
     CheckOptions options = context.options;
     // Nothing of the instructor's course or of the submission's own folder may be included:
     // the graded copy has all a step may use.

@@ -448,8 +448,11 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     for (const std::string& top : {std::string(CUDALINGS_SOURCE_DIR), paths_.root})
         for (const char* part : {"/checker", "/checks"}) rules.forbidden_dirs.push_back(top + part);
     rules.forbidden_dirs.push_back(paths_.tool_dir);
-    rules.forbidden_dirs.insert(rules.forbidden_dirs.end(), options_.forbidden_dirs.begin(),
-                                options_.forbidden_dirs.end());
+    // What a graded copy's steps may not include (the instructor's course): not the reference,
+    // which is the instructor's solution.
+    if (!solution_file)
+        rules.forbidden_dirs.insert(rules.forbidden_dirs.end(), options_.forbidden_dirs.begin(),
+                                    options_.forbidden_dirs.end());
     if (!paths_.include_root.empty()) rules.allowed_dirs.push_back(paths_.lessons_root());
     // nvcc keeps its preprocessed files for the screen (screen_build) in the build's folder:
     // not in the command of the cache key, whose flags name no folder.
