@@ -153,10 +153,10 @@ bool Split::load(const Start& how, std::string* why, bool* learner_fault) {
     return true;
 }
 
-void Split::finish() {
+void Split::finish(double grace_seconds) {
     if (started_ && global_route() == &route_) global_route() = nullptr;
     started_ = false;
-    link_.finish();
+    link_.finish(grace_seconds);
 }
 
 void Split::taken_back(std::uintptr_t address) {

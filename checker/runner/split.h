@@ -81,8 +81,9 @@ class Split : public kit::remote::Lender {
     // call of the learner's entry point. False with `why` when the learner's process did not get as
     // far as Loaded; `learner_fault` then says whether the learner's code ended it (after Ready).
     bool start(const Start& how, std::string* why, bool* learner_fault);
-    // Says Quit and waits for the learner's process.
-    void finish();
+    // Says Quit and waits for the learner's process (at most `grace_seconds`, then kills its
+    // group).
+    void finish(double grace_seconds = 5);
 
     // LentMemory: the loan at `address` goes (the process unmaps it).
     void taken_back(std::uintptr_t address);
