@@ -22,9 +22,9 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def check(build, step, *extra, root=ROOT, state=None, env_extra=None):
+def check(build, step, *extra, root=ROOT, state=None):
     cmd = [os.path.join(build, "cudalings"), "--root", root, "check", step, "--json", *extra]
-    env = dict(os.environ, NO_COLOR="1", **(env_extra or {}))
+    env = dict(os.environ, NO_COLOR="1")
     if state:
         env["CUDALINGS_STATE_DIR"] = state
     start = time.monotonic()
@@ -69,27 +69,21 @@ def main():
     step_file = os.path.join(course, "lessons/01_vector_add/03_float4.cu")
     shutil.copy(os.path.join(ROOT, "solutions/01_vector_add/03_float4.cu"), step_file)
     check(build, "01_vector_add/03_float4", root=course, state=state)  # warm the cache
-    # The split's first timed learner's process started during the cases (the default) or only
-    # once the reference's first phase begins (CUDALINGS_APART_EARLY=0); the runner's own process.
-    modes = {"split": [], "split, late": [], "in-process": ["--in-process"]}
-    mode_env = {"split, late": {"CUDALINGS_APART_EARLY": "0"}}
+    modes = {"split": [], "in-process": ["--in-process"]}
     unchanged = {m: [] for m in modes}
     edited = {m: [] for m in modes}
     profiles = {m: [] for m in modes}
     profiles_edited = {m: [] for m in modes}
     for i in range(3):
         for mode, flags in modes.items():
-            env = mode_env.get(mode)
-            r, wall = check(build, "01_vector_add/03_float4", *flags, root=course, state=state,
-                            env_extra=env)
+            r, wall = check(build, "01_vector_add/03_float4", *flags, root=course, state=state)
             assert r["compile"]["cached"], r
             assert r["verdict"] == "PASS", r
             unchanged[mode].append(wall)
             profiles[mode].append(r.get("profile_ms", {}))
             with open(step_file, "a") as f:
                 f.write(f"// edit {mode} {i} {time.time()}\n")
-            r, wall = check(build, "01_vector_add/03_float4", *flags, root=course, state=state,
-                            env_extra=env)
+            r, wall = check(build, "01_vector_add/03_float4", *flags, root=course, state=state)
             assert not r["compile"]["cached"], r
             assert r["verdict"] == "PASS", r
             edited[mode].append(wall)

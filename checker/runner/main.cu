@@ -681,38 +681,26 @@ int others_on_gpu(const LoadedStep& step) {
     return std::max(0, n - 2 - (idle_learner(step) ? 1 : 0));
 }
 
-// The learner's side of Apart: each learner phase in a fresh process, its object loaded only
-// once the reference's phase before it is over. The first is `next`, started while the cases ran
-// (its CUDA context made by then); each later one is started (making its context) while the
-// reference is timed.
-runner::Apart apart_from(const CheckArgs& args, LoadedStep& step,
-                         std::unique_ptr<runner::Split>& next) {
+// The learner's side of Apart: each learner phase in a fresh process, started (making its CUDA
+// context) while the reference is timed, its object loaded only once that phase is over.
+runner::Apart apart_from(const CheckArgs& args, LoadedStep& step) {
     runner::Apart a;
     const runner::Split::Start how = timing_process(args, step, args.step);
-    a.learner_away = [how, &step, &next] {
+    a.learner_away = [how, &step] {
         if (idle_learner(step)) return;
         const kit::remote::Route figures = step.split->route();
-        std::string why;
-        // The process started during the cases counts on the GPU once it is ready.
-        const bool early = next && next->ready(how, &why);
-        if (next && !early) next.reset();  // it failed: another is started below
         step.split->finish();
         // The ended process's context goes with it, in the driver, soon after: wait for that (at
         // most a second) before the next one starts, so that the count tells them apart.
-        const int ours = early ? 3 : 2;
         const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        while (runner::compute_processes_on_gpu() > ours &&
-               std::chrono::steady_clock::now() < until)
+        while (runner::compute_processes_on_gpu() > 2 && std::chrono::steady_clock::now() < until)
             std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        std::unique_ptr<runner::Split> n = std::move(next);
-        if (!n) {
-            n = std::make_unique<runner::Split>();
-            if (!n->launch(how, &why))
-                throw dev::Error(cudaErrorUnknown,
-                                 "the learner's next process did not start: " + why);
-        }
-        n->take_clock_figures(figures);
-        step.split = std::move(n);
+        auto next = std::make_unique<runner::Split>();
+        next->take_clock_figures(figures);
+        std::string why;
+        if (!next->launch(how, &why))
+            throw dev::Error(cudaErrorUnknown, "the learner's next process did not start: " + why);
+        step.split = std::move(next);
     };
     a.learner_back = [how, &step] {
         std::string why;
@@ -754,24 +742,6 @@ int check(const CheckArgs& args) {
                          "without it (no comparison with the reference)");
         }
     }
-    // A timed check through the split: the process of the first timed phase of the learner's
-    // (apart_from) starts now, its CUDA context made while the cases run. When the step is not
-    // timed after all it is killed at once: it holds nothing of the learner's.
-    // CUDALINGS_APART_EARLY=0 starts it only then (the comparison that measured it).
-    auto discard = [](runner::Split* p) {
-        if (p) p->finish(0);
-        delete p;
-    };
-    std::unique_ptr<runner::Split, decltype(discard)> early_next(nullptr, discard);
-#ifndef CUDALINGS_EMULATOR
-    const char* early_env = std::getenv("CUDALINGS_APART_EARLY");
-    if (args.time && args.first_case == 0 && step.split && !args.reference.empty() &&
-        !(early_env && std::string(early_env) == "0")) {
-        early_next.reset(new runner::Split());
-        std::string why;
-        if (!early_next->launch(timing_process(args, step, args.step), &why)) early_next.reset();
-    }
-#endif
     runner::Driver driver(*problem, stream, [](Marker e) { emit_event(e); });
     auto cases = driver.cases(args.max_n);
     // Emulation's larger case (--large-n), last: it runs only when every smaller case passed,
@@ -923,14 +893,13 @@ int check(const CheckArgs& args) {
     if (args.time && args.first_case == 0 && all_passed) {
         emit_event(Marker::TimingStart);
 #ifndef CUDALINGS_EMULATOR
-        std::unique_ptr<runner::Split> reference_process, next_learner;
+        std::unique_ptr<runner::Split> reference_process;
         runner::Apart apart;
         if (step.split && !args.reference.empty()) {
             reference_process = start_reference(args, step);
             if (reference_process) {
                 reference = kit::remote::reference_entry();
-                next_learner.reset(early_next.release());
-                apart = apart_from(args, step, next_learner);
+                apart = apart_from(args, step);
             }
         }
         const runner::Apart* timed_apart = reference_process ? &apart : nullptr;
