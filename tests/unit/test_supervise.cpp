@@ -220,6 +220,29 @@ TEST_CASE("host memory is limited with a cgroup where one can be made", "[superv
     CHECK(beyond.memory_limit_hit);
 }
 
+TEST_CASE("without a memory cgroup, a build's processes get an address-space limit instead",
+          "[supervise]") {
+    ChildOptions o;
+    o.address_space_limit = std::size_t{512} << 20;
+    o.wall_seconds = 60;
+    // No memory_limit: as where no cgroup can be made. Each process may then map 512 MiB.
+    auto within = run_supervised({program("fixture_hog"), "64"}, o);
+    CHECK(within.address_space_limited);
+    CHECK_FALSE(within.memory_limited);
+    CHECK(within.exit_code == 0);
+    auto beyond = run_supervised({program("fixture_hog"), "2048"}, o);
+    CHECK(beyond.address_space_limited);
+    CHECK(beyond.exit_code == 2);  // its malloc failed
+    // Where a cgroup holds the child, its address space is left alone.
+    if (memory_cgroups_available()) {
+        o.memory_limit = std::size_t{4} << 30;
+        auto held = run_supervised({program("fixture_hog"), "1024"}, o);
+        CHECK(held.memory_limited);
+        CHECK_FALSE(held.address_space_limited);
+        CHECK(held.exit_code == 0);
+    }
+}
+
 TEST_CASE("a held child gets its secret only when released; its limits count from then",
           "[supervise]") {
     std::atomic<int> hold{0};

@@ -169,6 +169,22 @@ constexpr std::size_t kBuildMemoryLimit = std::size_t{4} << 30;
 // cicc, ptxas, the host compiler; the screen's passes): a machine busy with other work slows a
 // build down but cannot make it fail. Its wall-clock backstop, for a build that waits on
 // something instead of compiling, is three times as long and 30 s more.
+// A build's memory: one cgroup for nvcc, everything it starts and the screen after it (`group`),
+// or, where this machine lets the checker create none, each of its processes' address space.
+void limit_build_memory(ChildOptions& o, const MemoryGroup& group) {
+    o.memory_limit = kBuildMemoryLimit;
+    o.memory_group = &group;
+    o.address_space_limit = kBuildMemoryLimit;
+}
+
+// What a build's process says when an allocation failed (cc1plus, the C++ library, the C library).
+bool said_out_of_memory(const std::string& text) {
+    for (const char* words : {"out of memory", "bad_alloc", "Cannot allocate memory",
+                              "memory exhausted", "virtual memory exhausted"})
+        if (text.find(words) != std::string::npos) return true;
+    return false;
+}
+
 ChildOptions build_limits(double compile_seconds) {
     ChildOptions o;
     o.cpu_seconds = compile_seconds;
@@ -242,8 +258,7 @@ std::optional<PolicyViolation> screen_imports(const std::string& object, double 
                                               const Sandbox* sandbox, const MemoryGroup& memory) {
     ChildOptions o;
     o.wall_seconds = seconds;
-    o.memory_limit = kBuildMemoryLimit;
-    o.memory_group = &memory;
+    limit_build_memory(o, memory);
     o.output_cap = 1 << 20;
     SandboxView view;
     view.read_only = {object};
@@ -433,9 +448,8 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     const Sandbox* sandbox = options_.sandbox.get();
     ChildOptions o = build_limits(options_.compile_seconds);
     o.output_cap = 64 * 1024;
-    o.memory_limit = kBuildMemoryLimit;
     const MemoryGroup build_memory(kBuildMemoryLimit);  // nvcc's, the screen's and nm's
-    o.memory_group = &build_memory;
+    limit_build_memory(o, build_memory);
     say("compiling " + source);
     if (while_building) while_building(object);
     auto start = Clock::now();
@@ -469,8 +483,7 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
         if (host) cmd.insert(cmd.begin() + 1, "-Xcompiler=-U__CUDA_ARCH__");
         ChildOptions p = build_limits(options_.compile_seconds);
         p.wall_seconds = seconds_until(build_deadline);
-        p.memory_limit = kBuildMemoryLimit;
-        p.memory_group = &build_memory;
+        limit_build_memory(p, build_memory);
         auto pass = run_contained(sandbox, cmd, p, view);
         bool ok = false;
         std::string text = read_file(out, &ok);
@@ -523,18 +536,26 @@ bool Checker::compile(const LessonInfo& lesson, const StepInfo& step, const std:
     bool have_object = child.exited_ok() && ::access(temporary.c_str(), R_OK) == 0;
     if (!have_object) {
         discard();
-        if (auto problem = setup_problem_in_build_output(output)) {
+        // The build's own memory limit stopped it: the file's doing, not the machine's (whose
+        // lack of memory kills a compiler the same way).
+        const bool own_limit =
+            child.memory_limit_hit || (child.address_space_limited && said_out_of_memory(output));
+        if (auto problem = setup_problem_in_build_output(output); problem && !own_limit) {
             set_setup_error(report, *problem);
             return false;
         }
         report.verdict = Verdict::CompileError;
         Diagnostic first = first_error(report.diagnostics);
-        report.reason = child.memory_limit_hit
-                            ? "the build exceeded its memory limit (" +
-                                  std::to_string(kBuildMemoryLimit >> 30) +
-                                  " GiB for nvcc, everything it starts and the screen together)"
-                        : first.message.empty() ? "nvcc failed"
-                                                : first.message;
+        const std::string gib = std::to_string(kBuildMemoryLimit >> 30);
+        report.reason =
+            child.memory_limit_hit
+                ? "the build exceeded its memory limit (" + gib +
+                      " GiB for nvcc, everything it starts and the screen together)"
+            : own_limit
+                ? "the build ran out of memory (" + gib +
+                      " GiB for each process of nvcc's: this machine has no memory cgroup for it)"
+            : first.message.empty() ? "nvcc failed"
+                                    : first.message;
         return false;
     }
     std::error_code ec;
@@ -1587,8 +1608,7 @@ Checker::EmulatedObject Checker::emulated_object(const LessonInfo& lesson, const
         ChildOptions o = limits;
         o.wall_seconds = seconds_until(deadline);
         o.output_cap = 16 * 1024;
-        o.memory_limit = kBuildMemoryLimit;
-        o.memory_group = &build_memory;
+        limit_build_memory(o, build_memory);
         o.cancel = cancel;
         auto child = run_contained(options_.sandbox.get(), cmd, o, view);
         if (child.exited_ok()) continue;

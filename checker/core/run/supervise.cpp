@@ -309,7 +309,8 @@ void close_descriptors(int first, unsigned last) {
 
 [[noreturn]] void exec_child(const std::vector<std::string>& argv, const ChildOptions& options,
                              Pipe& out, Pipe& err, Pipe& channel, Pipe& secret, int report_fd,
-                             const MemoryCgroup& cgroup, pid_t parent, const sigset_t& mask) {
+                             const MemoryCgroup& cgroup, bool address_space, pid_t parent,
+                             const sigset_t& mask) {
     setpgid(0, 0);
     // The exec report pipe above every descriptor the child is given (it is close-on-exec).
     if (report_fd < 64) {
@@ -325,6 +326,11 @@ void close_descriptors(int first, unsigned last) {
         cpu.rlim_cur = static_cast<rlim_t>(std::ceil(options.cpu_seconds));
         cpu.rlim_max = cpu.rlim_cur + 1;
         setrlimit(RLIMIT_CPU, &cpu);
+    }
+    if (address_space) {
+        rlimit as{};
+        as.rlim_cur = as.rlim_max = static_cast<rlim_t>(options.address_space_limit);
+        setrlimit(RLIMIT_AS, &as);
     }
     // Default signal dispositions and mask for the program we start.
     signal(SIGPIPE, SIG_DFL);
@@ -457,6 +463,7 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
     const unsigned long long events_before = group ? group->limit_events() : 0;
     result.memory_limited =
         group != nullptr || (options.memory_limit > 0 && own.create(options.memory_limit));
+    result.address_space_limited = !result.memory_limited && options.address_space_limit > 0;
     auto start = Clock::now();
     // No termination signal in this thread between the fork and the child's registration.
     sigset_t blocked, previous;
@@ -471,8 +478,8 @@ ChildResult run_supervised(const std::vector<std::string>& argv, const ChildOpti
         return result;
     }
     if (pid == 0)
-        exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup, parent,
-                   previous);
+        exec_child(argv, options, out, err, channel, secret, exec_report.write_end, cgroup,
+                   result.address_space_limited, parent, previous);
 
     setpgid(pid, pid);  // also done in the child: whichever runs first wins the race
     const int slot = remember_child(pid, cgroup.dir());

@@ -50,6 +50,11 @@ struct ChildOptions {
     // When set (and active), the child joins this group instead, with the children started
     // before and beside it: one limit for them all (memory_limit is not used).
     const MemoryGroup* memory_group = nullptr;
+    // > 0: where neither of those could be applied (no memory cgroup may be created here), each
+    // of the child's processes gets this much address space (RLIMIT_AS, which its children
+    // inherit). Only for children that never start CUDA (builds: nvcc, the preprocessor, nm):
+    // an allocation past it fails in that process, and the build fails saying so.
+    std::size_t address_space_limit = 0;
     // When set and it becomes true, the child's group is killed (e.g. a build that is no
     // longer needed); the result then says timed_out = false, cancelled = true.
     const std::atomic<bool>* cancel = nullptr;
@@ -91,6 +96,8 @@ struct ChildResult {
     bool cancelled = false;
     bool memory_limited = false;    // the child ran under a memory cgroup
     bool memory_limit_hit = false;  // ... and the kernel killed it for exceeding the limit
+    // No cgroup could be made: address_space_limit was applied instead.
+    bool address_space_limited = false;
     int exit_code = -1;             // when it exited normally
     int signal = 0;                 // when a signal ended it
     CapturedStream out, err, channel;
