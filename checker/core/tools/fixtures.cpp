@@ -17,10 +17,12 @@ namespace cudalings {
 namespace {
 
 const std::vector<std::string>& known_keys() {
+    // clang-format off
     static const std::vector<std::string> keys{
-        "expect",          "step",  "emulated", "emulated-detail", "emulated-advice", "reason",
-        "reason-emulated", "flags", "needs",    "timing",          "setup",           "in-process",
-        "timed",           "base"};
+        "expect", "step", "emulated", "emulated-detail", "emulated-advice", "reason",
+        "reason-emulated", "flags", "needs", "timing", "setup", "in-process",
+        "in-process-emulated", "in-process-timed", "timed", "base"};
+    // clang-format on
     return keys;
 }
 
@@ -273,6 +275,8 @@ Fixture parse_fixture(const std::string& path, const std::string& text, const st
         if (key == "timing") h.timing = value;
         if (key == "setup") h.setup = value;
         if (key == "in-process") h.in_process = value;
+        if (key == "in-process-emulated") h.in_process_emulated = value;
+        if (key == "in-process-timed") h.in_process_timed = value;
         if (key == "timed") h.timed = value;
         if (key == "base") h.base = value;
     }
@@ -604,6 +608,8 @@ nlohmann::json to_json(const FixtureListing& listing) {
                          {"timing", h.timing},
                          {"setup", h.setup},
                          {"in_process", h.in_process},
+                         {"in_process_emulated", h.in_process_emulated},
+                         {"in_process_timed", h.in_process_timed},
                          {"timed", h.timed}};
         if (!file.empty()) j["file"] = file;
         list.push_back(std::move(j));

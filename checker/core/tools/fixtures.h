@@ -10,7 +10,8 @@
 //   emulated-detail   in the first failing case, emulated   timing           yes: graded timed
 //   emulated-advice   in the step's advice, emulated        base             see below
 //   setup, in-process, timed, reason-emulated               (hostile submissions; timed:
-//                                                            yes also timed, only timed alone)
+//   in-process-emulated, in-process-timed                    yes also timed, only timed alone;
+//                                                            in-process-*: that verdict there)
 // A `// word: ...` line before the header's first blank `//` line whose word is no key is kept
 // as an unknown key (`dev check` reports it); further down such lines are prose.
 //
@@ -45,6 +46,9 @@ struct FixtureHeader {
     bool step_defaulted = false;
     std::string base;  // relative to the course root: `base:`, else solutions/<step>
     std::string flags_text, needs, timing, setup, in_process, timed;
+    // A hostile submission's verdict in the runner's own process where it differs from
+    // `in_process`: under the emulator, and graded timed (on a GPU, the reference loaded).
+    std::string in_process_emulated, in_process_timed;
     std::vector<std::string> flags;  // flags_text, split at spaces
     // Every known key's line, in order (a key given twice is there twice; the fields above hold
     // its last value).

@@ -1,5 +1,6 @@
 // expect: WRONG
 // timed: yes
+// in-process-timed: PASS
 //
 // Lets the reference do its work. When a step is timed on a GPU, the runner loads the lesson's
 // reference solution into the process that runs the step. This file walks the objects loaded in
@@ -9,9 +10,9 @@
 //
 // Through the judge split the process is the learner's, which never holds the reference:
 // nothing is found, the outputs stay unwritten, WRONG, timed or not (H100, 2026-12-06). Graded
-// timed in the runner's own process on the H100 it got WRONG too: it did not find the reference
-// there either, though the runner loads it before the first case; why (the search, or what the
-// sandbox shows of the reference's file) is not yet known, so the hole is not shown here.
+// timed in the runner's own process it finds the reference and passes: the hole the split
+// closes (H100, 2026-12-07; before then `grade` timed without any reference, its graded copy
+// holding no solutions/, so there was nothing to find).
 // Without timing (and under emulation) no reference is loaded: WRONG either way.
 #include <elf.h>
 #include <link.h>

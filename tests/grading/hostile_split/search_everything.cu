@@ -1,5 +1,6 @@
 // expect: CRASH
-// in-process: WRONG
+// in-process: CRASH
+// in-process-emulated: WRONG
 // reason: out of turn
 //
 // Searches its whole process, at every call, for anything that would let it speak for the
@@ -24,11 +25,12 @@
 // "out of turn". (Before the exchanges were numbered, the judge took the forged Returned as the
 // call's, read the outputs itself, unwritten: WRONG; and the real Returned then answered the
 // next call, one behind, its outputs read before it was made.) In the runner's own process
-// (--in-process) descriptor 3
-// is the result channel, a pipe, and the heap holds the runner's earlier lines and their tags,
-// but nothing names the key: the forged lines carry no tag, the checker ignores them, the
-// outputs are unwritten: WRONG (forge_with_the_key.cu finds the key by the program's symbol
-// table, and passes there). Emulated, 2 cores, 2026-12-07.
+// (--in-process) descriptor 3 is the result channel, a pipe, and the heap holds the runner's
+// earlier lines and their tags, but nothing names the key: the forged lines carry no tag, the
+// checker ignores them, the outputs are unwritten: WRONG under the emulator (2 cores,
+// 2026-12-07; forge_with_the_key.cu finds the key by the program's symbol table, and passes
+// there). On a GPU the same writes land on the CUDA driver's own descriptors in that process
+// too, and every case is CRASH, cudaErrorOperatingSystem (H100, 2026-12-07).
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
