@@ -109,6 +109,7 @@ bool JudgeLink::load(const LearnerStart& how, std::string* why) {
     wire::Message m;
     wire::Message load;
     load.kind = wire::Kind::Load;
+    if (spin_) load.flags |= wire::kSpin;
     wire::set_text(load, how.symbol);
     if (!wire::send(socket_, load) || !receive(m) || m.kind != wire::Kind::Loaded) {
         if (why) *why = "the learner's process ended while its object was loading";

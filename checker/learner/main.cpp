@@ -392,6 +392,7 @@ int main(int argc, char** argv) {
             if (!wire::receive(kSocket, m)) return 3;
             spin = spin || m.kind == wire::Kind::Probe;  // a timed check (wire.h, wait_readable)
             if (m.kind == wire::Kind::Load) {            // with the entry point's name, when named
+                spin = spin || (m.flags & wire::kSpin) != 0;  // a timed phase's process: no probes
                 m.text[sizeof m.text - 1] = '\0';
                 if (m.text[0] != '\0') symbol = m.text;
                 break;

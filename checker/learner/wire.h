@@ -80,12 +80,15 @@ struct Message {
     // Returned: the learner's events around the call on its stream, and to after the device's
     // synchronisation (microseconds). Claims, checked against the judge's clock.
     double on_stream_us = 0, whole_device_us = 0;
-    std::uint32_t flags = 0;        // Ready: kFiltered | kNoCapabilities
+    std::uint32_t flags = 0;        // Ready: kFiltered | kNoCapabilities; Load: kSpin
     std::uint32_t payload = 0;      // bytes that follow the message (send_with, receive_with)
     char text[512] = {};            // why something failed
     kit::remote::CallMessage call;  // Call
 };
 inline constexpr std::uint32_t kFiltered = 1, kNoCapabilities = 2;
+// Load: a timed check, so wait for the judge's messages without sleeping (wait_readable), as
+// after a probe. The processes a timed check starts for its phases get no probes.
+inline constexpr std::uint32_t kSpin = 4;
 // Fault: `address` is the faulting instruction's offset in the learner's object.
 inline constexpr std::uint32_t kFaultInStep = 4;
 

@@ -9,12 +9,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_support.h"
@@ -280,4 +283,55 @@ TEST_CASE("a learner's process inherits no descriptor of its judge's but its soc
     ::close(sv[1]);
     REQUIRE(WIFEXITED(status));
     CHECK(WEXITSTATUS(status) == 0);
+}
+
+namespace {
+// The CPU time a process has used so far (its /proc/<pid>/stat: user and system), in seconds.
+double cpu_seconds(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');  // the command's name may hold spaces
+    if (close == std::string::npos) return -1;
+    std::istringstream fields(text.substr(close + 2));
+    std::string field;
+    unsigned long long user = 0, system = 0;
+    for (int i = 3; i <= 15 && fields >> field; ++i) {  // fields 14 and 15: utime, stime
+        if (i == 14) user = std::stoull(field);
+        if (i == 15) system = std::stoull(field);
+    }
+    return double(user + system) / double(::sysconf(_SC_CLK_TCK));
+}
+}  // namespace
+
+// The processes a timed check starts for its phases (the reference's, each learner phase's) get
+// no probes, so their Load says to wait for the judge's next message without sleeping, as a
+// probed process does: one that sleeps in recv through a call wakes later, and the judge's clock
+// counts that against the claim (on the H100 a 0.76 ms call showed 0.19 ms more than the probes'
+// round trip when its process slept).
+TEST_CASE("a timed phase's learner process waits for its judge without sleeping", "[learner]") {
+    if (!machine_ready()) SKIP(not_ready());
+    REQUIRE(cudaFree(nullptr) == cudaSuccess);
+    for (const bool timed : {false, true}) {
+        INFO((timed ? "a timed phase's process" : "an untimed process"));
+        JudgeLink link;
+        LearnerStart start = how(CUDALINGS_SOLUTION_01);
+        start.spin = timed;
+        std::string why;
+        INFO(why);
+        REQUIRE(link.start(start, &why));
+        const double before = cpu_seconds(link.pid());
+        // Within the half second it waits so (wire::kSpinSeconds). A process that sleeps uses no
+        // CPU time at all; one that polls uses what it gets of a core (all of it on an idle
+        // machine, a tenth under CI's load): at least 3 of the clock's ticks.
+        std::this_thread::sleep_for(std::chrono::milliseconds(450));
+        const double used = cpu_seconds(link.pid()) - before;
+        INFO("CPU time in 0.45 s of waiting: " << used << " s");
+        REQUIRE(before >= 0);
+        const double tick = 1.0 / double(::sysconf(_SC_CLK_TCK));
+        if (timed)
+            CHECK(used >= 3 * tick - 1e-9);
+        else
+            CHECK(used <= tick + 1e-9);
+        link.finish();
+    }
 }
