@@ -15,6 +15,7 @@
 # Needs root and Debian's archive; the root lives in ${FRESH_ROOT:-/var/tmp/cudalings-fresh}.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd -P)"
+. "$here/bench/fresh_root.sh"
 root="${FRESH_ROOT:-/var/tmp/cudalings-fresh}"
 cuda="$(readlink -f "${CUDA_HOME:-/usr/local/cuda}")"
 cmake_bin=""
@@ -27,18 +28,10 @@ fi
 [ "$(id -u)" = 0 ] || { echo "$0: needs root (debootstrap, chroot, mount)" >&2; exit 2; }
 [ -x "$cuda/bin/nvcc" ] || { echo "$0: no CUDA toolkit at $cuda (set CUDA_HOME)" >&2; exit 2; }
 
-if [ ! -x "$root/usr/bin/g++" ]; then
-  debootstrap --variant=minbase \
-    --include=cmake,g++,make,libcli11-dev,nlohmann-json3-dev,git,time,ca-certificates \
-    bookworm "$root" http://deb.debian.org/debian >"$root.debootstrap.log" 2>&1 ||
-    { tail -20 "$root.debootstrap.log"; exit 1; }
-fi
-cleanup() { umount "$root/usr/local/cuda" "$root/proc" "$root/dev" 2>/dev/null || true; }
-trap cleanup EXIT
-mkdir -p "$root/usr/local/cuda"
-mount --bind "$cuda" "$root/usr/local/cuda" && mount -o remount,bind,ro "$root/usr/local/cuda"
-mount -t proc proc "$root/proc"
-mount --bind /dev "$root/dev"
+fresh_root_make "$root" usr/bin/g++ \
+  cmake,g++,make,libcli11-dev,nlohmann-json3-dev,git,time,ca-certificates || exit 1
+trap 'fresh_root_cleanup "$root"' EXIT
+fresh_root_mount "$root" "$cuda"
 
 if [ ${#cmake_debs[@]} -gt 0 ]; then
   tmp=$(mktemp -d)
