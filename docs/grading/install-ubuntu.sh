@@ -12,7 +12,7 @@ sudo=""
 [ "$(id -u)" -ne 0 ] && sudo=sudo
 
 $sudo apt-get update -qq
-$sudo apt-get install -y -qq g++ ninja-build libcli11-dev nlohmann-json3-dev bubblewrap \
+$sudo apt-get install -y -qq g++ ninja-build libcli11-dev nlohmann-json3-dev bubblewrap libseccomp-dev \
   python3 python3-pip wget ca-certificates cmake >/dev/null
 
 # CMake 3.25 or later (Ubuntu 22.04 ships 3.22): from PyPI when the system's is older.
