@@ -11,12 +11,7 @@
 // so it usually passes there.
 --- solutions/07_compact/02_two_pass.cu
 +++ checks/07_compact/corpus/fail_two_pass_no_end_of_tile_barrier.cu
-@@ -1,4 +1,3 @@
--
- #include "compact.cuh"
- 
- constexpr unsigned int kBlockSize = 256;
-@@ -123,8 +122,6 @@
+@@ -123,8 +123,6 @@
          for (unsigned int j = 0; j < 4; ++j)
              if ((p.keep >> j) & 1u) out[pos++] = p.v[j];
          carry += tile_total;

@@ -12,12 +12,7 @@
 // on a GPU too through the hazard pass: zero-fill the tile, or test the bounds before the read.
 --- solutions/08_transpose/05_wide_tiles.cu
 +++ checks/08_transpose/corpus/fail_float4_pack_reads_unwritten_cells.cu
-@@ -1,4 +1,3 @@
--
- #include "transpose.cuh"
- 
- // ---------------------------------------------------------------- the float4 path
-@@ -37,35 +36,40 @@
+@@ -37,35 +37,40 @@
      const float4* in4 = reinterpret_cast<const float4*>(in);
      float4* out4 = reinterpret_cast<float4*>(out);
  

@@ -9,12 +9,7 @@
 // take the scalar kernel and pass.)
 --- solutions/08_transpose/05_wide_tiles.cu
 +++ checks/08_transpose/corpus/fail_float4_shared_store_pitch_65.cu
-@@ -1,4 +1,3 @@
--
- #include "transpose.cuh"
- 
- // ---------------------------------------------------------------- the float4 path
-@@ -49,10 +48,9 @@
+@@ -49,10 +49,9 @@
  #pragma unroll
      for (unsigned int k = 0; k < kPasses; ++k) {
          const unsigned int y = pass_row(t, k), x = 4 * pass_quad(t, k);

@@ -9,12 +9,7 @@
 // block read a neighbour that is the wrong cell, or garbage.
 --- solutions/09_stencil/02_shared_halo.cu
 +++ checks/09_stencil/corpus/fail_right_halo_without_offset.cu
-@@ -1,4 +1,3 @@
--
- #include "stencil.cuh"
- 
- constexpr unsigned int kBlockSize = 256;
-@@ -32,7 +31,7 @@
+@@ -32,7 +32,7 @@
      s[radius + t] = load(x, i, n, boundary);
      if (t < static_cast<unsigned int>(radius)) {
          s[t] = load(x, b0 - radius + t, n, boundary);
