@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "builder.h"
 #include "checks_build.h"
 #include "course.h"
 #include "devcheck.h"
@@ -27,15 +28,6 @@
 namespace cudalings {
 
 class Sandbox;  // sandbox.h
-
-struct GpuInfo {
-    bool present = false;
-    std::string name;  // "NVIDIA H200"
-    std::string arch;  // "sm_90"
-    std::string uuid;
-    int sms = 0;
-    std::string error;  // why there is no GPU, when there is none
-};
 
 struct CheckOptions {
     std::uint64_t seed = 0;
@@ -139,16 +131,6 @@ class Checker {
     // the GPU build.
     ChecksContents inspect_checks(const LessonInfo& lesson);
 
-    // The lesson's checks plugin (or its baselines), built when first needed; empty on failure,
-    // with `error` saying why.
-    // The judge split's call shims of a lesson (kit/shim.h), built beside its checks `checks`
-    // (for the GPU, or for the emulator: `emulated`; once, then cached): the path, or "" with
-    // `error`.
-    std::string lesson_shims(const LessonInfo& lesson, const std::string& checks, bool emulated,
-                             std::string* error);
-    std::string lesson_checks(const LessonInfo& lesson, bool emulated, bool baselines,
-                              std::string* error);
-
     const Manifest& manifest() const { return manifest_; }
     const CoursePaths& paths() const { return paths_; }
     void set_progress_callback(std::function<void(const std::string&)> cb) {
@@ -156,36 +138,34 @@ class Checker {
     }
 
   private:
-    // `while_building` is called once nvcc starts (not on a cache hit), with the object's path.
-    bool compile(const LessonInfo& lesson, const StepInfo& step, const std::string& source,
-                 bool solution_file, StepReport& report, std::string& object,
-                 const std::function<void(const std::string&)>& while_building = {});
+    // What one runner process of a check runs (decided by the pipeline, then passed as it is to
+    // every runner the check starts): no state of the checker's is set around a run.
+    struct RunPlan {
+        const LessonInfo* lesson = nullptr;
+        const StepInfo* step = nullptr;
+        std::string checks;         // the lesson's checks, for the GPU or for the emulator
+        std::string object;         // the learner's step as built for that runner
+        std::string shims;          // the judge split: the lesson's call shims ("": in-process)
+        std::string reference;      // a timed check on a GPU: the reference solution's object
+        bool emulated = false;      // the emulator's runner: small cases, no timing
+        std::string emulator_mode;  // emulated: "check", "pictures" or "explain"
+        std::uint64_t seed = 0;
+    };
     // One runner process: what it said and how it ended.
     struct RunnerRun {
         ChildResult child;
         std::vector<nlohmann::json> events;
         int forged = 0;
     };
-    std::vector<std::string> runner_argv(const LessonInfo& lesson, const StepInfo& step,
-                                         const std::string& checks, const std::string& object,
-                                         const StepReport& report, int first_case,
+    std::vector<std::string> runner_argv(const RunPlan& plan, int first_case,
                                          bool first_child) const;
-    ChildOptions runner_options() const;
+    ChildOptions runner_options(const RunPlan& plan) const;
     // The emulated runner's schedule and mode (docs/emulator.md, "Schedules"): "explain" with
     // --explain, "pictures" for a step with performance goals (the access pictures recorded,
     // no metrics text), else "check".
     std::map<std::string, std::string> emulated_environment(std::uint64_t seed,
                                                             const std::string& mode,
                                                             double time_limit) const;
-    int read_events(const std::vector<nlohmann::json>& events, bool first_child, StepReport& report,
-                    std::map<int, CaseResult>& cases, int& total, int& next_case,
-                    std::string& phase, bool& done);
-    ChecksToolchain toolchain(bool emulated);
-    // The learner's file as nvcc builds it (its cache key names the build), and as the
-    // emulator's build takes it (`source` empty: the tools and folders only).
-    CompileRequest compile_request(const LessonInfo& lesson, const std::string& source);
-    EmulatedBuild emulated_build(std::vector<std::string> include_dirs,
-                                 const std::string& source) const;
     // What an emulated check's verdict depends on (StepReport::fingerprint); empty when the
     // lesson's checks are not built.
     std::string emulated_fingerprint(const LessonInfo& lesson, const StepInfo& step,
@@ -194,34 +174,17 @@ class Checker {
     // on has changed since (`now`: the new check's report, step and file filled in).
     std::optional<StepReport> unchanged_report(const LessonInfo& lesson, const StepInfo& step,
                                                const StepReport& now);
-    std::string emulated_runner() const;
-    // The step's reference solution, built on demand (empty when it cannot be built).
-    std::string reference(const LessonInfo& lesson, const StepInfo& step);
-    std::string shims_;      // the judge split: the current lesson's call shims
-    std::string reference_;  // the current step's
+    // Runs the cases (and the timing) of `plan` in runner processes, into `report`.
     // `first` (optional): the first runner, already started while the step was being built.
-    void run(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
-             StepReport& report, std::future<RunnerRun>* first = nullptr);
-    // cudalings emulator: build the learner's file for it and run the cases (emulate.h)
-    struct EmulatedObject {
-        std::string path;     // the built file, when there is one
-        std::string key;      // its cache key
-        std::string skipped;  // the emulator's limit: why it cannot run this file
-        std::optional<SetupProblem> setup;
-        std::string internal;
-    };
-    EmulatedObject emulated_object(const LessonInfo& lesson, const std::string& file,
-                                   const std::atomic<bool>* cancel = nullptr);
-
-    // `built`: emulated_object() of the step's file (built beside nvcc's build).
-    bool screen_emulated_imports(const EmulatedObject& built, StepReport& report);
-    void run_emulated(const LessonInfo& lesson, const StepInfo& step, const EmulatedObject& built,
-                      StepReport& report);
-    bool emulating_ = false;
-    bool goal_pictures_ = false;  // emulating a step with performance goals
+    void run(const RunPlan& plan, StepReport& report, std::future<RunnerRun>* first = nullptr);
+    // The pipeline's two ways after the build: the cases on the CPU emulator (the learner's
+    // file as `built` for it), or on the GPU (nvcc's `object`, and the runner `first` started
+    // during the build).
+    void check_emulated(const LessonInfo& lesson, const StepInfo& step, const EmulatedObject& built,
+                        StepReport& report);
+    void check_on_gpu(const RunPlan& plan, StepReport& report, std::future<RunnerRun>* first);
     void sanitize(const LessonInfo& lesson, const StepInfo& step, const std::string& object,
                   StepReport& report);
-    std::string nvcc() const;
     // Progress for the learner; not from the hazard pass's thread (the line shows the GPU's).
     static inline thread_local bool quiet_ = false;
     void say(const std::string& what) const {
@@ -238,6 +201,7 @@ class Checker {
     double gpu_rate(const std::string& command, const std::string& event, const std::string& field,
                     const std::string& name, const std::string& what);
     std::function<void(const std::string&)> progress_;
+    Builder builder_;  // after the members it is made from
 };
 
 // The hazard pass's findings join the report's (conclude() makes them the verdict).
