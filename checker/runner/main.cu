@@ -342,6 +342,11 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
     }
     const bool started = out.split->start(how, &why, &learner_fault);
     emit_event(Marker::StepLoaded);
+    if (started && !seccomp::available())
+        emit_message(Message::Warning,
+                     "this checker was built without libseccomp, so your step ran without its "
+                     "seccomp filter (code of yours could signal the checker); install "
+                     "libseccomp-dev and run the command again to rebuild the checker with it");
     if (started) {
         out.split->on_returning([] { emit_event(Marker::CallEnd); });
 #ifdef CUDALINGS_EMULATOR
