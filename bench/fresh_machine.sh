@@ -7,9 +7,10 @@
 #   sudo bench/fresh_machine.sh [--cmake-deb URL_OF_CMAKE_DEB URL_OF_CMAKE_DATA_DEB]
 #
 # Makes a Debian 12 root with debootstrap (minbase + cmake, g++, make, libcli11-dev,
-# nlohmann-json3-dev, git, time: the README's packages and nothing else, no Catch2), binds this
-# machine's CUDA toolkit into it read-only, clones the course's committed HEAD there and runs
-# `./cudalings check 01_vector_add/01_one_thread_per_element` with /usr/bin/time. With
+# nlohmann-json3-dev, libseccomp-dev, git, time: the README's packages and nothing else, no
+# Catch2), binds this machine's CUDA toolkit into it read-only, clones the course's committed
+# HEAD there and runs `./cudalings check 01_vector_add/01_one_thread_per_element` with
+# /usr/bin/time. With
 # --cmake-deb, that CMake (e.g. Ubuntu 22.04's cmake 3.22.1 and cmake-data .debs) is unpacked
 # into the root and used instead of Debian's, to test the oldest CMake the README names.
 # Needs root and Debian's archive; the root lives in ${FRESH_ROOT:-/var/tmp/cudalings-fresh}.
@@ -29,7 +30,7 @@ fi
 [ -x "$cuda/bin/nvcc" ] || { echo "$0: no CUDA toolkit at $cuda (set CUDA_HOME)" >&2; exit 2; }
 
 fresh_root_make "$root" usr/bin/g++ \
-  cmake,g++,make,libcli11-dev,nlohmann-json3-dev,git,time,ca-certificates || exit 1
+  cmake,g++,make,libcli11-dev,nlohmann-json3-dev,libseccomp-dev,git,time,ca-certificates || exit 1
 trap 'fresh_root_cleanup "$root"' EXIT
 fresh_root_mount "$root" "$cuda"
 
