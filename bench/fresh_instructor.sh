@@ -72,7 +72,7 @@ on_fresh "export DEBIAN_FRONTEND=noninteractive
 rm -rf "$root/root/cudalings" "$root/root/submissions" "$root/root/results" "$root/root/cudalings-secret" \
   "$root/tmp/nobody" "$root/tmp/try"
 git clone -q "$here" "$root/root/cudalings"
-echo "== git clone <the course's committed HEAD> ~/cudalings  (done from outside: git is not in the guide's install line)"
+echo "== git clone <the course's committed HEAD> ~/cudalings  (done from outside the root: the course is this machine's repository)"
 echo "== course $(git -C "$root/root/cudalings" log --oneline -1 | cut -c1-80)"
 
 on_fresh "$(declare -p build_cmds sandbox_cmd secret_cmd seed_cmd grade_cmd)"'
