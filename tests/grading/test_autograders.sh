@@ -48,7 +48,16 @@ for s in untouched solved broken; do
   if [ ! -s "$results" ]; then fail "gradescope $s: no results.json"; cat "$ag/log"; continue; fi
   score=$(json "$results" 'int(d["score"])')
   max=$(json "$results" 'int(sum(t["max_score"] for t in d["tests"]))')
-  [ "$score" = "${expected[$s]}" ] || fail "gradescope $s: score $score, expected ${expected[$s]}"
+  if [ "$score" != "${expected[$s]}" ]; then
+    fail "gradescope $s: score $score, expected ${expected[$s]}"
+    # What the student would read (each test's status and output), and the grade's own log.
+    python3 - "$results" <<'PY'
+import json, sys
+for t in json.load(open(sys.argv[1]))["tests"]:
+    print(f'  {t.get("name")}: {t.get("status")}: {t.get("output", "")[:600]}')
+PY
+    tail -20 "$ag/log"
+  fi
   [ "$max" = 1 ] || fail "gradescope $s: max_score $max, expected 1"
   python3 "$validate" "$docs/gradescope-results.schema.json" "$results"
   case $? in
@@ -70,7 +79,10 @@ for s in untouched solved broken; do
   score=$(json "$tmp/classroom-$s.json" 'int(sum(t["score"] for t in d["tests"]))')
   status=$(json "$tmp/classroom-$s.json" 'd["status"]')
   want=$([ "$s" = solved ] && echo pass || echo fail)
-  [ "$score" = "${expected[$s]}" ] || fail "classroom $s: score $score, expected ${expected[$s]}"
+  if [ "$score" != "${expected[$s]}" ]; then
+    fail "classroom $s: score $score, expected ${expected[$s]}"
+    tail -20 "$tmp/classroom-$s.log"
+  fi
   [ "$status" = "$want" ] || fail "classroom $s: status $status, expected $want"
   echo "classroom $s: $status, $score"
 done
