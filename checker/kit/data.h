@@ -64,9 +64,10 @@ class Buffer {
     virtual void regenerate(u64, cudaStream_t) {}          // inputs: values from another seed
     // A 64-bit fingerprint of the learner's data (outputs), for the same-bits check.
     virtual std::uint64_t fingerprint(cudaStream_t) const { return 0; }
-    // Under emulation, at a size too large to emulate whole (runner/main.cu's launch-only case):
-    // an input's values are made on demand, where kernels read them; an output's written words
-    // are recorded (emulator.h, fill_on_demand and track_writes). Nothing on a GPU.
+    // Under emulation, at a size too large to emulate whole (the launch-only case of
+    // runner/backend_emu.cu): an input's values are made on demand, where kernels read them; an
+    // output's written words are recorded (emulator.h, fill_on_demand and track_writes). Nothing
+    // on a GPU.
     virtual void sample_values() {}
     // What to tell the learner when a write lands in this buffer's guard zones ("only thread 0
     // of the last pass should write, and only out[0]").

@@ -152,9 +152,10 @@ __global__ void compare_ranges_kernel(const T* got, const u64* bounds, u64 count
 }
 #endif
 
-// Under emulation, at a size too large to emulate whole (runner/main.cu's launch-only case, for
-// a problem that declares kSampledValues): the [first, end) element ranges of `got` that the
-// sampled blocks wrote. A compare then checks those elements only. False: compare them all.
+// Under emulation, at a size too large to emulate whole (runner/backend_emu.cu's launch-only
+// case, for a problem that declares kSampledValues): the [first, end) element ranges of `got`
+// that the sampled blocks wrote. A compare then checks those elements only. False: compare them
+// all.
 using ElementRanges = std::vector<std::pair<u64, u64>>;
 bool sampled_ranges(const void* got, ElementRanges* out);
 // The runner's side: what answers sampled_ranges while a sample is judged (empty: nothing).

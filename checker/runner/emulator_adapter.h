@@ -1,7 +1,7 @@
 // The runner built for the CPU emulator (cudalings-runner-emu): the emulator's findings during a
 // case (races, out-of-bounds accesses, deadlocks, with the learner's file and line) become part
 // of the case's result. The emulator knows nothing of the checker; this adapter is the one
-// place that reads its diagnostics. Included by main.cpp only when CUDALINGS_EMULATOR is set.
+// place that reads its diagnostics. Included by the emulated backend only (backend_emu.cu).
 #pragma once
 
 #include <algorithm>

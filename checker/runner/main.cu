@@ -1,4 +1,5 @@
-// cudalings-runner: the child process that runs a learner's step on the GPU.
+// cudalings-runner: the child process that runs a learner's step on the GPU (cudalings-runner-emu:
+// the same program on the CPU emulator; program.h says what its two backends do).
 //
 // It is started by the checker, never by the learner. It loads the learner's shared object,
 // runs the lesson's cases and (when asked) the timing, and reports each result as one JSON
@@ -22,7 +23,6 @@
 //   cudalings-runner profile --checks CHECKS.so --problem NAME --step FILE.so --seed HEX
 //                            [--timed-size N] [--column NAME]
 //       one warm-up call, then one timed call between cudaProfilerStart and cudaProfilerStop
-//       (`cudalings profile` runs it under `ncu --profile-from-start off`)
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
@@ -35,31 +35,24 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
-
-#ifndef CUDALINGS_EMULATOR
-#include <cuda_profiler_api.h>
-
-#include "gpu_processes.h"
-#endif
 
 #include "../core/course/hash.h"
 #include "../core/run/protocol.h"
 #include "../core/run/seccomp_filter.h"
 #include "driver.h"
 #include "kit.h"
+#include "program.h"
 #include "split.h"
 #include "timing.h"
-#ifdef CUDALINGS_EMULATOR  // cudalings-runner-emu (emulator/CMakeLists.txt)
-#include "emulator_adapter.h"
-#endif
 
 using nlohmann::json;
 using namespace cudalings;
 
+namespace runner {
 namespace {
 
 int channel_fd = -1;
@@ -84,6 +77,8 @@ double elapsed_ms() {
     return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
         .count();
 }
+
+}  // namespace
 
 void emit(json j) {
     j["t_ms"] = elapsed_ms();
@@ -143,6 +138,30 @@ bool context_usable() {
     cudaFree(p);
     return dev::sync_device_status() == cudaSuccess;
 }
+void* load_symbol(const std::string& path, const char* symbol, std::string* error) {
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+        const char* e = dlerror();
+        *error = e ? e : "dlopen failed";
+        return nullptr;
+    }
+    void* fn = dlsym(handle, symbol);
+    if (!fn) *error = std::string("the file does not define extern \"C\" ") + symbol;
+    return fn;
+}
+
+void set_size(CaseResult& result, const kit::Case& c) {
+    result.n = c.n();
+    result.size = c.shape.text();
+    result.rows = c.shape.two_d ? c.shape.rows : 0;
+    result.cols = c.shape.two_d ? c.shape.cols : 0;
+}
+
+}  // namespace runner
+
+namespace {
+
+using namespace runner;
 
 int probe() {
     dev::Properties p = dev::probe();
@@ -201,35 +220,6 @@ int fp32_rate() {
     });
 }
 
-struct CheckArgs {
-    std::string checks, baselines, problem, step, reference, baseline;
-    std::string column;          // profile: the timed case's column ("": the first)
-    std::string learner, shims;  // the judge split: the learner's process and the call shims
-    std::uint64_t seed = 0;
-    int first_case = 0;
-    bool time = false;
-    bool exact_inputs = false;  // compute-sanitizer runs: inputs without guard zones
-    std::uint64_t max_n = 0;    // > 0: only cases up to this size (sanitizers, emulation)
-    std::uint64_t large_n = 0;  // emulation: one values-only case up to this size (see below)
-    // Emulation, two processes at once (the checker's CPU cores): "defer" runs the small cases
-    // and leaves the larger sizes out (no events), "only" runs the larger sizes alone (the
-    // values-only case, then the launches-only sizes); "" runs them all in order.
-    std::string larger;
-    std::uint64_t timed_size = 0;  // > 0: the size of the timed cases (a step's timed_size)
-};
-
-void* load_symbol(const std::string& path, const char* symbol, std::string* error) {
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!handle) {
-        const char* e = dlerror();
-        *error = e ? e : "dlopen failed";
-        return nullptr;
-    }
-    void* fn = dlsym(handle, symbol);
-    if (!fn) *error = std::string("the file does not define extern \"C\" ") + symbol;
-    return fn;
-}
-
 // Loads a lesson's checks (their static initializers register problems and baselines).
 bool load_plugin(const std::string& path) {
     if (dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) return true;
@@ -267,15 +257,6 @@ int list(const CheckArgs& args) {
     return 0;
 }
 
-// What `check` and `profile` start from: the problem, the GPU, a stream and the learner's
-// function. Returns -1 when all is there, else the runner's exit code (after saying why).
-struct LoadedStep {
-    const kit::ProblemInfo* problem = nullptr;
-    dev::Properties props;
-    cudaStream_t stream = nullptr;
-    void* fn = nullptr;
-    std::unique_ptr<runner::Split> split;  // the learner's process, when the step runs there
-};
 // Before the learner's code is loaded, this process confines itself as the learner's process of
 // the judge split does (core/run/seccomp_filter.h): no capabilities, and no ptrace, no
 // process_vm_*, no signals to any other process (its checker), no namespaces... Not under a
@@ -290,41 +271,9 @@ void confine_before_loading() {
 // the learner's code runs); this process keeps the checks, the key and the reference.
 constexpr int kClockProbes = 25;
 
-// On a GPU the learner's process is started first thing (launch_learner_early, from main), so
-// that its CUDA context is made while this process makes its own and the step is still being
-// built; start_learner() takes it from here.
-std::unique_ptr<runner::Split> early_learner;
-// A timed check with a reference: the reference's process (the same program, the solution's
-// object), started at the same time, timed apart from the learner's (runner/timing.h, Apart).
-std::unique_ptr<runner::Split> early_reference;
-
-void launch_learner_early(int argc, char** argv) {
-    runner::Split::Start how;
-    std::string reference;
-    bool timed = false;
-    for (int i = 2; i < argc; ++i) {
-        const std::string a = argv[i];
-        if (a == "--time") timed = true;
-        if (i + 1 >= argc) continue;
-        if (a == "--learner") how.learner = argv[i + 1];
-        if (a == "--step") how.step = argv[i + 1];
-        if (a == "--shims") how.shims = argv[i + 1];
-        if (a == "--reference") reference = argv[i + 1];
-        if (a == "--exact-inputs") return;  // refused below, with the usage
-    }
-    if (how.learner.empty() || how.step.empty() || how.shims.empty()) return;
-    early_learner = std::make_unique<runner::Split>();
-    std::string why;
-    if (!early_learner->launch(how, &why)) early_learner.reset();  // start_learner tries again
-    if (timed && !reference.empty()) {
-        how.step = reference;
-        early_reference = std::make_unique<runner::Split>(runner::Split::Role::Reference);
-        if (!early_reference->launch(how, &why)) early_reference.reset();
-    }
-}
-
 int start_learner(const CheckArgs& args, LoadedStep& out) {
-    out.split = early_learner ? std::move(early_learner) : std::make_unique<runner::Split>();
+    out.split = backend::take_early_learner();
+    if (!out.split) out.split = std::make_unique<runner::Split>();
     std::string why;
     bool learner_fault = false;
     emit_event(Marker::StepLoading);
@@ -349,9 +298,7 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
                      "libseccomp-dev and run the command again to rebuild the checker with it");
     if (started) {
         out.split->on_returning([] { emit_event(Marker::CallEnd); });
-#ifdef CUDALINGS_EMULATOR
-        runner::connect_learner(*out.split);
-#endif
+        backend::learner_started(*out.split);
         out.fn = kit::remote::learner_entry();
         return -1;
     }
@@ -371,6 +318,8 @@ int start_learner(const CheckArgs& args, LoadedStep& out) {
     return 1;
 }
 
+// What `check` and `profile` start from (LoadedStep). Returns -1 when all is there, else the
+// runner's exit code (after saying why).
 int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     out.problem = find_problem(args);
     if (!out.problem) return 1;
@@ -395,32 +344,7 @@ int load_step(const CheckArgs& args, LoadedStep& out, bool confine) {
     return -1;
 }
 
-// The case a result speaks of: its size, and its shape when 2-D.
-void set_size(CaseResult& result, const kit::Case& c) {
-    result.n = c.n();
-    result.size = c.shape.text();
-    result.rows = c.shape.two_d ? c.shape.rows : 0;
-    result.cols = c.shape.two_d ? c.shape.cols : 0;
-}
-
-// Emulation's last case: the step called once at each size too large to emulate, in the
-// emulator's dry mode (every launch checked against a GPU's limits, buffers never filled). A
-// grid laid out for the small sizes that a GPU refuses at the large ones (gridDim.y above 65535
-// on a 2^22 x 4 matrix, say) fails here as it does on a GPU. Each launch also runs a sample of
-// its blocks at the real geometry, bounds checks on (Options::sample_blocks: the first block, the
-// last, two picked by the case's seed, a tenth of a second in all): an index that goes out of
-// bounds only at these sizes (a 32-bit product past 2^31) is a MEMORY_ERROR. Nothing else a
-// partial run on memory never filled does is a verdict, and the values are a GPU's to check.
-#ifdef CUDALINGS_EMULATOR
-// How the emulator's watchdog sends a case's result from its own thread, the process's last.
-void send_last_result(const CaseResult& r) {
-    emit(event_json(r));
-    emit_event(Marker::Done);
-}
-
-constexpr unsigned kSampleBlocks = 4;
-constexpr double kSampleSeconds = 0.1;
-
+// The name of the launch-only case (the emulated backend's, program.h): its shapes.
 std::string launch_only_name(const std::vector<kit::Case>& sizes) {
     std::vector<std::string> shapes;
     for (const auto& c : sizes)
@@ -430,190 +354,6 @@ std::string launch_only_name(const std::vector<kit::Case>& sizes) {
     for (const auto& shape : shapes) name += (name.back() == ':' ? " " : ", ") + shape;
     return name;
 }
-
-// At most `cap` of the elements in `ranges`, spread over all of them: whole ranges when they fit,
-// else the two ends of each (a block's first and last elements), else every k-th range's first
-// two. A judge that reads its inputs all over (a scatter's inverse) makes a page of them per
-// element: the cap keeps that to a few MiB.
-kit::detail::ElementRanges spread(const std::vector<std::pair<std::size_t, std::size_t>>& ranges,
-                                  kit::u64 cap) {
-    kit::detail::ElementRanges out;
-    kit::u64 total = 0;
-    for (const auto& [lo, hi] : ranges) total += hi - lo;
-    if (total <= cap) {
-        for (const auto& [lo, hi] : ranges) out.emplace_back(lo, hi);
-        return out;
-    }
-    const kit::u64 count = ranges.size();
-    if (count * 4 <= cap) {
-        const kit::u64 half = cap / (2 * count);
-        for (const auto& [lo, hi] : ranges) {
-            if (hi - lo <= 2 * half) {
-                out.emplace_back(lo, hi);
-                continue;
-            }
-            out.emplace_back(lo, lo + half);
-            out.emplace_back(hi - half, hi);
-        }
-        return out;
-    }
-    const kit::u64 step = (count + cap / 2 - 1) / (cap / 2);
-    for (kit::u64 k = 0; k < count; k += step) {
-        const auto& [lo, hi] = ranges[k];
-        out.emplace_back(lo, std::min<kit::u64>(hi, lo + 2));
-    }
-    if ((count - 1) % step) out.emplace_back(ranges.back().first, ranges.back().second);
-    return out;
-}
-constexpr kit::u64 kSampleJudged = 16384;  // elements judged per output, at most
-
-// A sampled_values problem's outputs after its sampled call: the elements the sampled blocks
-// wrote, judged as at every other size (the inputs they need made where they are read). Only
-// when every launch of the call ran its sample (a later launch, memset or copy skipped because
-// the sample had changed memory leaves the outputs half made: nothing is judged then). Returns
-// the number of elements judged; a WRONG outcome fills `result`.
-kit::u64 judge_sample(kit::Problem& p, const kit::Case& c, const cudalings_emu::Options& before,
-                      bool split, CaseResult& result) {
-    if (runner::sample_skips(split) != 0) return 0;
-    cudalings_emu::Options judging = before;
-    judging.dry = false;
-    judging.check = judging.explain = false;
-    judging.sample_blocks = 0;
-    // The judge's own kernels: no time limit (they fault in the pages of inputs they read, one
-    // at a time, where a gather reads them all over).
-    judging.time_limit_seconds = 0;
-    cudalings_emu::set_options(judging);
-    kit::u64 judged = 0;
-    kit::detail::set_sampled_ranges([&](const void* got, kit::detail::ElementRanges* out) {
-        *out = spread(runner::written_words(got, split), kSampleJudged);
-        for (const auto& [lo, hi] : *out) judged += hi - lo;
-        return true;
-    });
-    kit::Outcome o;
-    try {
-        o = p.judge();
-    } catch (...) {
-        kit::detail::set_sampled_ranges(nullptr);
-        throw;
-    }
-    kit::detail::set_sampled_ranges(nullptr);
-    if (o.pass()) return judged;
-    runner::fill(result, o);
-    set_size(result, c);
-    result.detail = "at " + c.shape.text() +
-                    (c.params.label().empty() ? "" : ", " + c.params.label()) +
-                    " only (every smaller case passed): a size too large to emulate whole, where "
-                    "a few blocks of each launch ran; the elements they wrote were judged (" +
-                    std::to_string(result.checked) + " of " + std::to_string(c.n()) +
-                    "), with the inputs they read made as at every other size. Right at the "
-                    "smaller sizes and wrong here: look for what changes with the size (an index "
-                    "or a count in 32 bits, a test against a fixed size, a grid or loop bound "
-                    "sized for the small cases)" +
-                    (result.detail.empty() ? "" : "\n" + result.detail);
-    return judged;
-}
-
-void launch_only(runner::Driver& driver, const std::vector<kit::Case>& sizes, int index, void* fn,
-                 kit::u64 seed, bool sampled_values, bool split) {
-    CaseResult result;
-    result.index = index;
-    result.name = launch_only_name(sizes);
-    result.n = sizes.back().n();
-    result.size = sizes.back().shape.text();
-    emit(event_json(CaseStartEvent{index, result.name, result.n, result.size}));
-    runner::begin_case(result, send_last_result);
-    runner::on_stuck(runner::report_stuck_in_sample);
-    const cudalings_emu::Options before = cudalings_emu::get_options();
-    cudalings_emu::Options dry = before;
-    dry.dry = true;
-    dry.check = dry.explain = false;
-    dry.sample_blocks = 0;  // the lesson kit's own launches (inputs) are not run
-    cudalings_emu::Options sampled = dry;
-    sampled.sample_blocks = kSampleBlocks;
-    sampled.sample_seed = seed;
-    sampled.sample_seconds = kSampleSeconds;
-    result.verdict = Verdict::Pass;
-    result.detail =
-        "each launch of your step at these sizes was checked against a GPU's limits (grid and "
-        "block dimensions, shared memory), and a few of its blocks ran with bounds checks on "
-        "(the values at these sizes are a GPU's to check)";
-    std::vector<cudalings_emu::Diagnostic> found;
-    const kit::Case* out_of_bounds_at = nullptr;
-    kit::u64 judged = 0;
-    bool wrong = false;
-    for (const auto& c : sizes) {
-        bool stop = false;
-        cudalings_emu::set_options(dry);
-        std::unique_ptr<kit::Problem> p;
-        try {
-            p = driver.launch_only(c, fn, seed, sampled_values,
-                                   [&] { cudalings_emu::set_options(sampled); });
-        } catch (const runner::LearnerError& e) {
-            result.verdict = Verdict::Crash;
-            result.reason = dev::error_name(e.code);
-            result.detail =
-                std::string(e.returned ? "returned by your function" : "left by a launch") +
-                " at " + c.shape.text() +
-                (c.params.label().empty() ? "" : ", " + c.params.label()) +
-                ", a size checked for its launches only (a GPU " +
-                "refuses this launch too): " + explain(e.code);
-            stop = true;
-        } catch (const dev::Error& e) {  // the emulator's own memory, say: no verdict
-            result.verdict = Verdict::Skipped;
-            result.reason = std::string("not checked: ") + e.what();
-            stop = true;
-        }
-        auto now = runner::take_findings();
-        const bool out_of_bounds = std::any_of(
-            now.begin(), now.end(), [](const auto& d) { return d.kind == "out-of-bounds"; });
-        found.insert(found.end(), now.begin(), now.end());
-        if (p && sampled_values && !stop && !out_of_bounds) {
-            try {
-                judged += judge_sample(*p, c, before, split, result);
-                wrong = result.verdict == Verdict::Wrong;
-            } catch (const dev::Error& e) {  // the emulator's own memory, say: no verdict
-                result.verdict = Verdict::Skipped;
-                result.reason = std::string("not checked: ") + e.what();
-                stop = true;
-            }
-            runner::take_findings();  // the judge's own kernels' (none: checks are off)
-        }
-        cudalings_emu::set_options(dry);
-        p.reset();
-        if (wrong) break;
-        if (out_of_bounds) {
-            out_of_bounds_at = &c;
-            result.verdict = Verdict::Pass;  // the finding decides (MEMORY_ERROR)
-            result.reason.clear();
-            result.detail.clear();
-        }
-        if (stop || out_of_bounds) {
-            set_size(result, c);
-            break;
-        }
-    }
-    runner::attach_emulator_findings(result, found);
-    if (result.verdict == Verdict::Pass && !out_of_bounds_at && sampled_values && judged)
-        result.detail =
-            "each launch of your step at these sizes was checked against a GPU's limits (grid and "
-            "block dimensions, shared memory), and a few of its blocks ran with bounds checks on; "
-            "the elements they wrote have the right values (" +
-            std::to_string(judged) + " judged)";
-    if (out_of_bounds_at) {
-        const kit::Case& c = *out_of_bounds_at;
-        result.detail =
-            "at " + c.shape.text() + (c.params.label().empty() ? "" : ", " + c.params.label()) +
-            " only (every smaller case passed): a size too large to emulate whole, where a few "
-            "blocks of each launch ran. An index that is right at the smaller sizes and lands "
-            "outside the array here is most likely computed in 32 bits and overflows (an int "
-            "product such as n * t passes 2^31 and turns negative): compute it in 64 bits "
-            "(size_t, or cast one factor first)\n" +
-            result.detail;
-    }
-    cudalings_emu::set_options(before);  // the checks too, not only dry mode
-    emit(event_json(result));
-}
-#endif
 
 // A case left out because an earlier one failed (the larger emulated cases need all to pass).
 void emit_not_run(int index, const std::string& name, const kit::Case& c) {
@@ -633,98 +373,6 @@ bool learner_usable(const LoadedStep& step) {
     if (step.split) return step.split->learner_context_ok();
     return context_usable();
 }
-
-#ifndef CUDALINGS_EMULATOR
-// A process of a timed check's Apart (the reference's, or a learner's for a timed phase): the
-// learner's program with `object`, no probes (the first learner's process made them), replies
-// polled.
-runner::Split::Start timing_process(const CheckArgs& args, const LoadedStep& step,
-                                    const std::string& object) {
-    runner::Split::Start how;
-    how.learner = args.learner;
-    how.step = object;
-    how.shims = args.shims;
-    how.symbol = step.problem->symbol;
-    how.spin = true;
-    return how;
-}
-
-// A learner's process started for the next timed phase, its object not loaded yet.
-bool idle_learner(const LoadedStep& step) {
-    return step.split && !step.split->loaded() && !step.split->state().ended;
-}
-
-// The reference's process of a timed check through the judge split (launched early with the
-// learner's): ready, its object loaded, the route of the reference's calls. Null (with a
-// warning: the step is then timed without a reference) when it did not get there.
-std::unique_ptr<runner::Split> start_reference(const CheckArgs& args, const LoadedStep& step) {
-    std::unique_ptr<runner::Split> r =
-        early_reference ? std::move(early_reference)
-                        : std::make_unique<runner::Split>(runner::Split::Role::Reference);
-    const runner::Split::Start how = timing_process(args, step, args.reference);
-    std::string why;
-    bool fault = false;
-    if (!r->start(how, &why, &fault)) {
-        // The note goes to the learner (and, graded, to the student): no paths in it. Why, for
-        // whoever runs the checker, on this process's stderr.
-        std::fprintf(stderr, "cudalings-runner: the reference's process did not start: %s\n",
-                     why.c_str());
-        emit_message(Message::Warning,
-                     "the reference solution could not be started in a process of its own: your "
-                     "step was timed without it (no comparison with the reference)");
-        return nullptr;
-    }
-    return r;
-}
-
-// Processes on the GPU that are none of the judge's own, -1 when NVML cannot tell: this one, the
-// reference's, and a learner's process whose object is not loaded (started for the next phase:
-// it may have made its context or not yet).
-int others_on_gpu(const LoadedStep& step) {
-    const int n = runner::compute_processes_on_gpu();
-    if (n < 2) return -1;  // a list missing some of ours cannot be trusted
-    return std::max(0, n - 2 - (idle_learner(step) ? 1 : 0));
-}
-
-// The learner's side of Apart: each learner phase in a fresh process, started (making its CUDA
-// context) while the reference is timed, its object loaded only once that phase is over.
-runner::Apart apart_from(const CheckArgs& args, LoadedStep& step) {
-    runner::Apart a;
-    const runner::Split::Start how = timing_process(args, step, args.step);
-    a.learner_away = [how, &step] {
-        if (idle_learner(step)) return;
-        const kit::remote::Route figures = step.split->route();
-        step.split->finish();
-        // The ended process's context goes with it, in the driver, soon after: wait for that (at
-        // most a second) before the next one starts, so that the count tells them apart.
-        const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-        while (runner::compute_processes_on_gpu() > 2 && std::chrono::steady_clock::now() < until)
-            std::this_thread::sleep_for(std::chrono::milliseconds(1));
-        auto next = std::make_unique<runner::Split>();
-        next->take_clock_figures(figures);
-        std::string why;
-        if (!next->launch(how, &why))
-            throw dev::Error(cudaErrorUnknown, "the learner's next process did not start: " + why);
-        step.split = std::move(next);
-    };
-    a.learner_back = [how, &step] {
-        std::string why;
-        bool fault = false;
-        if (!step.split->ready(how, &why))
-            throw dev::Error(cudaErrorUnknown, "the learner's next process did not start: " + why);
-        if (!step.split->load(how, &why, &fault)) {
-            const cudalings::LearnerState& st = step.split->state();
-            throw runner::LearnerGone{
-                fault ? why
-                      : "the process running your code for its timing did not load it: " + why,
-                cudalings::describe_exit(st.signal, st.exit_code)};
-        }
-        step.split->on_returning([] { emit_event(Marker::CallEnd); });
-    };
-    a.others_on_gpu = [&step] { return others_on_gpu(step); };
-    return a;
-}
-#endif
 
 int check(const CheckArgs& args) {
     LoadedStep step;
@@ -757,10 +405,7 @@ int check(const CheckArgs& args) {
     if (args.large_n)
         if (auto large = driver.large_case(args.max_n, args.large_n)) cases.push_back(*large);
     // Then, under emulation, the sizes above that for their launches only (see launch_only).
-    std::vector<kit::Case> launch_sizes;
-#ifdef CUDALINGS_EMULATOR
-    if (args.large_n) launch_sizes = driver.launch_only_cases(args.large_n, args.timed_size);
-#endif
+    const std::vector<kit::Case> launch_sizes = backend::launch_only_cases(driver, args);
     const int total = static_cast<int>(cases.size() + (launch_sizes.empty() ? 0 : 1));
     emit(event_json(CasesEvent{total, problem->name, problem->advice, problem->sampled_values}));
     bool all_passed = true;
@@ -776,13 +421,7 @@ int check(const CheckArgs& args) {
             emit_not_run(static_cast<int>(i), c.label(), c);
             break;
         }
-#ifdef CUDALINGS_EMULATOR
-        if (i == large_at) {
-            cudalings_emu::Options values_only = cudalings_emu::get_options();
-            values_only.check = values_only.explain = false;
-            cudalings_emu::set_options(values_only);
-        }
-#endif
+        if (i == large_at) backend::large_case_starting();
         emit(event_json(CaseStartEvent{static_cast<int>(i), c.label(), c.n(), c.shape.text()}));
         // One run of the case (run again below, with the race checks on, where its values failed).
         int internal_error = 0;  // the runner's own failure: it ends with exit code 1
@@ -791,9 +430,7 @@ int check(const CheckArgs& args) {
             result.index = static_cast<int>(i);
             result.name = c.label();
             set_size(result, c);
-#ifdef CUDALINGS_EMULATOR  // a CUDA thread that never ends is reported from the watchdog's thread
-            runner::begin_case(result, send_last_result);
-#endif
+            backend::case_starting(result);
             std::string runner_failed;  // the runner's own call failed (see below)
             try {
                 result = driver.run_case(static_cast<int>(i), c, fn, args.seed, args.exact_inputs);
@@ -819,52 +456,36 @@ int check(const CheckArgs& args) {
                 result.reason = dev::error_name(e.code);
                 result.detail = explain(e.code);
                 stop = !context_usable();
-                if (!stop) {
-#ifdef CUDALINGS_EMULATOR
-                    // Or, under emulation, the case's time budget ran out in the runner's own
-                    // kernels (its guards and checks of the outputs run on the emulated device
-                    // too): the emulator's "slow" finding below decides then, as for the learner's
-                    // kernels.
-                    runner_failed = e.what();
-#else
-                    emit_message(Message::InternalError, e.what());
-                    internal_error = 1;
-                    return;
-#endif
-                }
+                // Else the runner's own failure, unless (under emulation) the case's time budget
+                // ran out in the runner's own kernels (its guards and checks of the outputs run
+                // on the emulated device too): the backend's "too slow" below decides then, as
+                // for the learner's kernels.
+                if (!stop) runner_failed = e.what();
             }
-#ifdef CUDALINGS_EMULATOR  // the emulator's findings (races, bounds, deadlocks) with file:line
-            runner::attach_emulator_findings(result);
-            if (!runner_failed.empty() && !runner::too_slow_to_emulate(result)) {
+            backend::attach_findings(result);
+            if (!runner_failed.empty() && !backend::too_slow(result)) {
                 emit_message(Message::InternalError, runner_failed);
                 internal_error = 1;
                 return;
             }
             // The larger case may be beyond what the emulator can run in its time: not a verdict.
-            if (i == large_at && runner::too_slow_to_emulate(result)) {
+            if (i == large_at && backend::too_slow(result)) {
                 result.verdict = Verdict::Skipped;
                 result.reason = "not checked: too slow to emulate at this size (a GPU runs it)";
             }
-#endif
         };
         CaseResult result;
         bool stop = false;
         attempt(result, stop);
         if (internal_error) return internal_error;
-#ifdef CUDALINGS_EMULATOR
         // The larger case's values are wrong, and it ran without the race checks: run it once
         // more with them, so that a race only this size reaches (a second tile in a chunk, say)
-        // is named with its lines instead of "values" alone. Too slow, or nothing found: the
-        // values' verdict stands.
-        if (i == large_at && result.verdict == Verdict::Wrong && !stop) {
-            const cudalings_emu::Options values_only = cudalings_emu::get_options();
-            cudalings_emu::Options checked = values_only;
-            checked.check = true;
-            cudalings_emu::set_options(checked);
-            CaseResult again;
-            bool stop_again = false;
-            attempt(again, stop_again);
-            cudalings_emu::set_options(values_only);
+        // is named with its lines instead of "values" alone. Too slow, or nothing found (or no
+        // race checks: a GPU): the values' verdict stands.
+        CaseResult again;
+        bool stop_again = false;
+        if (i == large_at && result.verdict == Verdict::Wrong && !stop &&
+            backend::rerun_with_race_checks([&] { attempt(again, stop_again); })) {
             if (internal_error) return internal_error;
             if (again.verdict == Verdict::MemoryError) {
                 again.detail =
@@ -875,7 +496,6 @@ int check(const CheckArgs& args) {
                 stop = stop_again;
             }
         }
-#endif
         all_passed = all_passed && result.verdict == Verdict::Pass;
         values_passed = values_passed && (result.verdict == Verdict::Pass ||
                                           (i == large_at && result.verdict == Verdict::Skipped));
@@ -885,37 +505,22 @@ int check(const CheckArgs& args) {
             return 0;
         }
     }
-#ifdef CUDALINGS_EMULATOR
     if (!launch_sizes.empty() && args.larger != "defer") {
         const int index = static_cast<int>(cases.size());
         if (values_passed && (args.first_case == 0 || args.larger == "only"))
-            launch_only(driver, launch_sizes, index, fn, args.seed, problem->sampled_values,
-                        step.split != nullptr);
+            backend::launch_only(driver, launch_sizes, index, launch_only_name(launch_sizes), fn,
+                                 args, *problem, step.split != nullptr);
         else
             emit_not_run(index, launch_only_name(launch_sizes), launch_sizes.back());
     }
-#endif
     if (args.time && args.first_case == 0 && all_passed) {
         emit_event(Marker::TimingStart);
-#ifndef CUDALINGS_EMULATOR
-        std::unique_ptr<runner::Split> reference_process;
-        runner::Apart apart;
-        if (step.split && !args.reference.empty()) {
-            reference_process = start_reference(args, step);
-            if (reference_process) {
-                reference = kit::remote::reference_entry();
-                apart = apart_from(args, step);
-            }
-        }
-        const runner::Apart* timed_apart = reference_process ? &apart : nullptr;
-#else
-        const runner::Apart* timed_apart = nullptr;
-#endif
+        const backend::Timing timing = backend::timing(args, step, reference);
         try {
             for (const kit::Case& c : driver.timed_cases(args.timed_size)) {
                 emit(event_json(driver.time_case(
-                    c, fn, reference, args.seed ^ 0x7157ull, props.l2_bytes,
-                    [] { emit_event(Marker::Tick); }, timed_apart)));
+                    c, fn, timing.reference, args.seed ^ 0x7157ull, props.l2_bytes,
+                    [] { emit_event(Marker::Tick); }, timing.apart_or_null())));
             }
         } catch (const runner::LearnerError& e) {
             emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
@@ -924,11 +529,7 @@ int check(const CheckArgs& args) {
             emit(event_json(TimingErrorEvent{e.reason, e.why}));
             return 0;
         }
-#ifndef CUDALINGS_EMULATOR
-        // The process Apart started for a phase that did not come holds nothing of the
-        // learner's: killed, not waited for.
-        if (idle_learner(step)) step.split->finish(0);
-#endif
+        backend::timing_over(step);
     }
     emit_event(Marker::Done);
     dev::destroy_stream(stream);
@@ -961,11 +562,12 @@ int baseline(const CheckArgs& args) {
     return 0;
 }
 
-#ifndef CUDALINGS_EMULATOR
 // One timed call of the step on one timed case (the one of `--column`, else the first), after a
 // warm-up call, with the profiler on around that call only: every kernel the call launches is
-// profiled, the warm-up's, the fresh inputs' and the L2 flush's are not.
-int profile(const CheckArgs& args) {
+// profiled, the warm-up's, the fresh inputs' and the L2 flush's are not. `begin` and `end`: the
+// backend's profiler range (program.h).
+int profile(const CheckArgs& args, const std::function<void()>& begin,
+            const std::function<void()>& end) {
     LoadedStep step;
     if (int code = load_step(args, step, false); code >= 0) return code;
     const kit::ProblemInfo* problem = step.problem;
@@ -989,9 +591,8 @@ int profile(const CheckArgs& args) {
     }
     emit_event(Marker::TimingStart);
     try {
-        emit(event_json(driver.profile_case(
-            *chosen, fn, args.seed ^ 0x7157ull, props.l2_bytes,
-            [] { DEV_CHECK(cudaProfilerStart()); }, [] { DEV_CHECK(cudaProfilerStop()); })));
+        emit(event_json(
+            driver.profile_case(*chosen, fn, args.seed ^ 0x7157ull, props.l2_bytes, begin, end)));
     } catch (const runner::LearnerError& e) {
         emit(event_json(TimingErrorEvent{dev::error_name(e.code), explain(e.code)}));
         return 0;
@@ -999,20 +600,6 @@ int profile(const CheckArgs& args) {
     emit_event(Marker::Done);
     dev::destroy_stream(stream);
     return 0;
-}
-#endif
-
-// After a check has said everything on the channel, leave without the CUDA runtime's orderly
-// tear-down of the context: the driver releases the same resources when the process ends. (A
-// check without a sandbox reports once it has read "done" and does not wait for this exit; a
-// sandboxed one, grading's, waits for it, so there the exit is part of the time to verdict.)
-int leave(int code) {
-#ifdef CUDALINGS_EMULATOR
-    return code;  // no GPU context to tear down: the ordinary exit
-#else
-    std::fflush(nullptr);
-    std::_Exit(code);
-#endif
 }
 
 [[noreturn]] void usage(const char* why) {
@@ -1041,16 +628,11 @@ int main(int argc, char** argv) {
     // not dumpable, so no process of the same user opens its /proc/<pid>/mem, environ or fds.
     for (int i = 1; i < argc; ++i)
         if (std::strcmp(argv[i], "--learner") == 0) ::prctl(PR_SET_DUMPABLE, 0);
-#ifndef CUDALINGS_EMULATOR
-    // A check starts CUDA before it takes its key: the checker may start this process while
-    // the step is still being built and hold the key back until the build is done, so the
+    // A check starts CUDA before it takes its key (on a GPU): the checker may start this process
+    // while the step is still being built and hold the key back until the build is done, so the
     // context's creation (a fifth of a second) overlaps the build. The judge split's learner's
     // process is started before that, and makes its context at the same time.
-    if (argc >= 2 && std::string(argv[1]) == "check") {
-        launch_learner_early(argc, argv);
-        dev::start_runtime();
-    }
-#endif
+    backend::before_key(argc, argv);
     read_channel_key();
     if (argc < 2) usage("no command");
     std::string command = argv[1];
@@ -1108,24 +690,24 @@ int main(int argc, char** argv) {
         if (args.checks.empty()) usage("the lesson's checks are needed: --checks");
         if (!args.larger.empty() && args.larger != "defer" && args.larger != "only")
             usage("--larger is defer or only");
-        if (command == "list") return leave(list(args));
+        if (command == "list") return backend::leave(list(args));
         if (command == "baseline") {
             if (args.problem.empty() || args.baseline.empty() || args.baselines.empty())
                 usage("baseline needs --problem, --baselines and --name");
-            return leave(baseline(args));
+            return backend::leave(baseline(args));
         }
         if (args.problem.empty() || args.step.empty())
             usage((command + " needs --problem and --step").c_str());
         if (!args.learner.empty() &&
             (args.shims.empty() || command != "check" || args.exact_inputs))
             usage("--learner needs --shims, and is for check only (not with --exact-inputs)");
-#ifndef CUDALINGS_EMULATOR
-        // The ordinary exit: the profiler's own tear-down runs (its results are complete)
-        if (command == "profile") return profile(args);
-#else
-        if (command == "profile") usage("profile needs the GPU runner");
-#endif
-        return leave(check(args));
+        if (command == "profile") {
+            std::function<void()> begin, end;
+            if (!backend::profiler(&begin, &end)) usage("profile needs the GPU runner");
+            // The ordinary exit: the profiler's own tear-down runs (its results are complete)
+            return profile(args, begin, end);
+        }
+        return backend::leave(check(args));
     } catch (const dev::Error& e) {
         emit_message(Message::InternalError, e.what());
         return 1;
