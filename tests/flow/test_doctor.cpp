@@ -148,6 +148,15 @@ TEST_CASE("doctor: each problem is an error or a warning with a fix", "[doctor]"
         f.state_dir_error = "cannot create /x/.cudalings (Permission denied)";
         CHECK(has(diagnose(f), "state", Health::Error));
     }
+    SECTION("a checker built without libseccomp") {
+        auto f = healthy();
+        f.seccomp_filter = false;
+        const auto lines = diagnose(f);
+        const auto* l = line_for(lines, "seccomp", Health::Warning);
+        REQUIRE(l);
+        CHECK_THAT(l->fix, ContainsSubstring("libseccomp-dev"));
+        CHECK(l->anchor == "seccomp");
+    }
     SECTION("a GPU with no runner built") {
         auto f = healthy();
         f.gpu_runner_built = false;

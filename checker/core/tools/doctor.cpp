@@ -18,6 +18,7 @@
 #include "hash.h"
 #include "pristine.h"
 #include "profile.h"
+#include "seccomp_filter.h"
 #include "setup.h"
 #include "supervise.h"
 
@@ -194,6 +195,7 @@ DoctorFacts gather_facts(const DoctorContext& c) {
     f.ncu = find_ncu(f.nvcc);  // the lookup `cudalings profile` uses
     f.cuobjdump = find_cuda_tool(f.nvcc, "cuobjdump");
     f.memory_cgroups = memory_cgroups_available();
+    f.seccomp_filter = seccomp::available();
     // The emulator's parts.
     const std::string& tools = c.paths.tool_dir;
     for (const auto& part : {tools + "/cudalings-runner-emu", tools + "/cudalings-emu-rewrite"})
@@ -332,6 +334,16 @@ std::vector<DoctorLine> diagnose(const DoctorFacts& f) {
             "nothing to do for learning; for grading, run under systemd-run --user --scope -p "
             "Delegate=yes or as a user with a delegated cgroup",
             "cgroups");
+    if (f.seccomp_filter)
+        add("seccomp", Health::Ok,
+            "a seccomp filter confines each run of your code (no signals to the checker)");
+    else
+        add("seccomp", Health::Warning,
+            "this checker was built without libseccomp: your code runs without its seccomp "
+            "filter (it could signal the checker)",
+            "install libseccomp-dev (Debian/Ubuntu) and run ./cudalings again: it rebuilds the "
+            "checker with the filter",
+            "seccomp");
     if (!f.state_dir.empty()) {
         if (f.state_dir_error.empty())
             add("state", Health::Ok, "progress and caches in " + f.state_dir);

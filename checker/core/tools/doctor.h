@@ -52,6 +52,9 @@ struct DoctorFacts {
     std::string sanitizer, ncu, cuobjdump;  // paths, "" when absent
     // The operating system.
     bool memory_cgroups = false;
+    // This build can make the seccomp filter of the processes that run a learner's code (it was
+    // configured with libseccomp).
+    bool seccomp_filter = true;
     std::string state_dir;
     std::string state_dir_error;  // "" when writable
     std::string libc_version;
