@@ -6,7 +6,7 @@
 #                 checks and baselines (`cudalings dev check`, which also checks the course)
 #   solutions     every solution checked and timed, with every lesson's staircase (JSON + text);
 #                 LESSONS="10 13" for only those (skeletons too), TARGETS="..." builds only those
-#   skeletons     every skeleton checked, no timing: all must fail
+#   skeletons     every skeleton checked, no timing, four lessons at a time: all must fail
 #   fixtures      the bad-submission fixtures, graded in batches, twice (the GPU test; about
 #                 8.5 minutes on the H200, over 9.5 on an H100: give it two slots,
 #                 FIXTURE_PART=1 then FIXTURE_PART=2, lessons 01-06 and 07 on)
@@ -108,13 +108,15 @@ PY
     done
     ;;
   skeletons)
-    for lesson in ${LESSONS:-all}; do  # LESSONS as for solutions
-      name=skeletons; what=(--all)
-      [ "$lesson" = all ] || { name=skeletons-$lesson; what=("$lesson"); }
-      "$build/cudalings" check "${what[@]}" --no-time --json --state-dir /tmp/gpu-session-skel \
-        >"$out/$name.json" 2>/dev/null
-      summarize "$out/$name.json" | tail -1
-      summarize "$out/$name.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
+    # Untimed: four lessons at a time (as the GPU test does), each in its own file
+    # (skeletons-NN.json); LESSONS as for solutions, else every lesson of course.json.
+    lessons=${LESSONS:-$(python3 -c 'import json; print(" ".join(l[:2] for l in json.load(open("course.json"))["lessons"]))')}
+    printf '%s\n' $lessons | xargs -P 4 -I{} sh -c \
+      '"$1/cudalings" check {} --no-time --json --state-dir /tmp/gpu-session-skel-{} >"$2/skeletons-{}.json" 2>/dev/null' \
+      _ "$build" "$out"
+    for lesson in $lessons; do
+      summarize "$out/skeletons-$lesson.json" | tail -1 | sed "s/^/$lesson /"
+      summarize "$out/skeletons-$lesson.json" | grep -E " PASS | SKIPPED | INTERNAL_ERROR | COMPILE_ERROR " || true
     done
     ;;
   fixtures)
@@ -155,11 +157,13 @@ PY
     "$build/cudalings" check --all --solutions --emulate --json --state-dir "$state" >"$out/emu-solutions.json" 2>/dev/null
     "$build/cudalings" check --all --emulate --json --state-dir /tmp/gpu-session-skel >"$out/emu-skeletons.json" 2>/dev/null
     python3 - "$out" <<'PY'
-import json, sys
+import glob, json, sys
 out = sys.argv[1]
 rows, same = [], 0
-for kind, gpu_file in (("solutions", "solutions.json"), ("skeletons", "skeletons.json")):
-    gpu = {r["step"]: r["verdict"] for r in json.load(open(f"{out}/{gpu_file}"))["results"]}
+for kind in ("solutions", "skeletons"):
+    # The GPU's verdicts: one file for all lessons, or one per lesson (solutions-NN.json, ...).
+    files = glob.glob(f"{out}/{kind}.json") or sorted(glob.glob(f"{out}/{kind}-[0-9]*.json"))
+    gpu = {r["step"]: r["verdict"] for f in files for r in json.load(open(f))["results"]}
     emu = {r["step"]: r["verdict"] for r in json.load(open(f"{out}/emu-{kind}.json"))["results"]}
     for step in gpu:
         g, e = gpu[step], emu.get(step, "?")
