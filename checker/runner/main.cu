@@ -382,8 +382,9 @@ int check(const CheckArgs& args) {
     cudaStream_t stream = step.stream;
     void* fn = step.fn;
     void* reference = nullptr;
-    // Through the judge split the reference is timed in a process of its own (start_reference,
-    // once the cases have passed); in this process only when the learner's step is here too.
+    // Through the judge split on a GPU the reference is timed in a process of its own
+    // (backend::timing, once the cases have passed); in this process only when the learner's
+    // step is here too.
     if (!args.reference.empty() && !step.split) {
         std::string ref_error;
         reference = load_symbol(args.reference, problem->symbol.c_str(), &ref_error);
@@ -404,7 +405,7 @@ int check(const CheckArgs& args) {
     std::size_t large_at = cases.size();
     if (args.large_n)
         if (auto large = driver.large_case(args.max_n, args.large_n)) cases.push_back(*large);
-    // Then, under emulation, the sizes above that for their launches only (see launch_only).
+    // Then, under emulation, the sizes above that for their launches only (backend_emu.cu).
     const std::vector<kit::Case> launch_sizes = backend::launch_only_cases(driver, args);
     const int total = static_cast<int>(cases.size() + (launch_sizes.empty() ? 0 : 1));
     emit(event_json(CasesEvent{total, problem->name, problem->advice, problem->sampled_values}));
